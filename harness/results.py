@@ -1,0 +1,133 @@
+"""Check results: the stable vocabulary of DESIGN.md, as data.
+
+Check ids, levels and statuses are a public contract (CI jobs and vendors
+script against them): add, never rename.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any, Iterable, Optional
+
+
+class Status(str, Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    NOT_APPLICABLE = "not_applicable"
+    ERROR = "error"  # the harness itself failed: never silent
+
+
+class Level(str, Enum):
+    MUST = "must"
+    SHOULD = "should"
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    id: str
+    level: Level
+    holds_when: str
+    group: str = "ir"  # ir | vulkan
+
+
+CHECKS: dict[str, CheckInfo] = {
+    c.id: c
+    for c in (
+        CheckInfo("runs", Level.MUST, "the pass returns without raising, within the timeout"),
+        CheckInfo("no_call_module", Level.MUST, "no call_module node is left in the graph"),
+        CheckInfo("meta_val", Level.MUST, "every value-producing node has meta['val']"),
+        CheckInfo("val_matches_execution", Level.MUST, "real execution gives the shapes/dtypes meta['val'] claims"),
+        CheckInfo("meta_stack_trace", Level.MUST, "nodes that had a stack trace keep one; new nodes get one"),
+        CheckInfo("meta_nn_module_stack", Level.MUST, "likewise for nn_module_stack"),
+        CheckInfo("meta_debug_handle", Level.SHOULD, "likewise for debug_handle"),
+        CheckInfo("graph_lint", Level.MUST, "Graph.lint() passes"),
+        CheckInfo("signature", Level.MUST, "the signature matches the placeholders and outputs"),
+        CheckInfo("verifier", Level.MUST, "ExecuTorch's dialect verifier accepts the result"),
+        CheckInfo("runnable", Level.MUST, "the transformed program runs on CPU on the sample inputs"),
+        CheckInfo("numerics", Level.MUST, "outputs match the pre-pass program within tolerance"),
+        CheckInfo("ensures", Level.MUST, "the pass's own ensures hook holds"),
+        CheckInfo("input_unchanged", Level.MUST, "the input program and the shared case are left as they were"),
+        CheckInfo("idempotent", Level.SHOULD, "running the pass a second time changes nothing"),
+        CheckInfo("deterministic", Level.SHOULD, "two runs on copies of the same input give the same graph"),
+        CheckInfo("fusion_expected", Level.MUST, "the expected et_vk op appears and absorbed Q/DQ nodes are gone", "vulkan"),
+        CheckInfo("fused_vs_qdq", Level.MUST, "fused output matches the unfused Q/DQ program", "vulkan"),
+        CheckInfo("fused_vs_float", Level.MUST, "fused output is within its SQNR bound of the float model", "vulkan"),
+        CheckInfo("device_vs_reference", Level.MUST, "a device executor matches the reference", "vulkan"),
+    )
+}
+
+IR_CHECK_IDS: tuple[str, ...] = tuple(c.id for c in CHECKS.values() if c.group == "ir")
+
+
+@dataclass
+class CheckResult:
+    """One verdict: pass x graph x check."""
+
+    pass_name: str
+    graph: str
+    check: str
+    status: Status
+    message: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+    duration_s: float = 0.0
+
+    @property
+    def level(self) -> Level:
+        return CHECKS[self.check].level if self.check in CHECKS else Level.MUST
+
+    def is_violation(self, strict: bool = False) -> bool:
+        """Does this result fail the gate? ``error`` always does: never silent."""
+        if self.status is Status.ERROR:
+            return True
+        if self.status is not Status.FAIL:
+            return False
+        return self.level is Level.MUST or strict
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["status"] = self.status.value
+        d["level"] = self.level.value
+        d["duration_s"] = round(self.duration_s, 6)
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "CheckResult":
+        return cls(
+            pass_name=d["pass_name"],
+            graph=d["graph"],
+            check=d["check"],
+            status=Status(d["status"]),
+            message=d.get("message", ""),
+            details=d.get("details", {}),
+            duration_s=d.get("duration_s", 0.0),
+        )
+
+
+def summarize(results: Iterable[CheckResult], strict: bool = False) -> dict:
+    results = list(results)
+    counts = {s.value: 0 for s in Status}
+    for r in results:
+        counts[r.status.value] += 1
+    violations = [r for r in results if r.is_violation(strict)]
+    return {
+        "total": len(results),
+        "by_status": counts,
+        "violations": len(violations),
+        "passes": len({r.pass_name for r in results}),
+        "graphs": len({r.graph for r in results}),
+    }
+
+
+def failing_checks(results: Iterable[CheckResult], pass_name: str, graph: str) -> list[str]:
+    return sorted(
+        r.check
+        for r in results
+        if r.pass_name == pass_name and r.graph == graph and r.status in (Status.FAIL, Status.ERROR)
+    )
+
+
+def result(pass_name: str, graph: str, check: str, status: Status, message: str = "",
+           details: Optional[dict] = None, duration_s: float = 0.0) -> CheckResult:
+    return CheckResult(pass_name, graph, check, status, message, details or {}, duration_s)

@@ -1,0 +1,1 @@
+"""The pass catalog and the reference passes from ExecuTorch's pass-writing guide."""

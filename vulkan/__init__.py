@@ -1,0 +1,1 @@
+"""Vulkan Q/DQ fusion conformance: recipes, expected fusions, tolerances, executors."""
