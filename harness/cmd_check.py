@@ -1,0 +1,111 @@
+"""``passgate check``: run the given passes over graphs under IR-spec verification."""
+
+from __future__ import annotations
+
+import argparse
+
+from harness.errors import UsageError
+
+DEFAULT_REPORT_DIR = "reports/generated"
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def add_common_run_options(p: argparse.ArgumentParser) -> None:
+    """Options every checking command shares (check, run, certify)."""
+    p.add_argument("--graphs", nargs="+", metavar="NAME",
+                   help="graph sources (builtin, zoo, quantized, random, all) or case names; default: builtin")
+    p.add_argument("--count", type=positive_int, help="how many random graphs (with --graphs random|all)")
+    p.add_argument("--seed", type=int, default=0, help="seed for random graphs and numeric input draws (default 0)")
+    p.add_argument("--timeout", type=positive_float, default=60.0, help="seconds one pass run may take (default 60)")
+    p.add_argument("--report", default=DEFAULT_REPORT_DIR, metavar="DIR",
+                   help=f"folder for results.json and the other reports (default {DEFAULT_REPORT_DIR})")
+    p.add_argument("--strict", action="store_true", help="should-level checks (idempotent, deterministic, "
+                   "meta_debug_handle) fail the run too")
+    p.add_argument("--cache-dir", metavar="DIR", help="lowered-graph cache (default $PASSGATE_CACHE_DIR or ~/.cache/passgate)")
+    p.add_argument("--no-cache", action="store_true", help="lower every graph afresh; write no cache")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines or table")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "check",
+        help="run passes over graphs under IR-spec verification",
+        description=(
+            "Run each --pass on a private copy of every selected graph, at its stage, and judge "
+            "every IR check of DESIGN.md (runs, no_call_module, meta_*, val_matches_execution, "
+            "graph_lint, signature, verifier, runnable, numerics, ensures, input_unchanged, "
+            "idempotent, deterministic). Writes DIR/results.json; exits 1 on a violation."
+        ),
+    )
+    p.add_argument("--pass", dest="passes", action="append", required=True, metavar="SPEC",
+                   help="package.module:Name or path/to/file.py:Name (class, instance or function); repeatable")
+    p.add_argument("--stage", choices=("export", "edge"),
+                   help="run at the torch.export program or the edge program (default: the pass's own "
+                   "passgate_stage, else edge)")
+    p.add_argument("--semantics", choices=("preserving", "changing"),
+                   help="'changing' skips numerics (default: the pass's passgate_semantics, else preserving)")
+    add_common_run_options(p)
+    p.set_defaults(run=run)
+
+
+def configure_cache(args) -> None:
+    from harness import cache
+
+    cache.configure(args.cache_dir, disabled=args.no_cache)
+
+
+def run(args) -> int:
+    from harness import report_json, sources
+    from harness.loading import load_pass
+    from harness.runner import RunConfig, check_all
+    from harness.session import Session
+
+    passes = [load_pass(spec, semantics=args.semantics, stage=args.stage) for spec in args.passes]
+    names = [p.name for p in passes]
+    if len(set(names)) != len(names):
+        raise UsageError(f"two --pass SPECs have the same name: {sorted(n for n in names if names.count(n) > 1)[0]}")
+    specs = sources.select(args.graphs, args.count, args.seed)
+    report_dir = report_json.ensure_writable(args.report)
+    configure_cache(args)
+    config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed)
+    session = Session(
+        report_dir=report_dir,
+        strict=args.strict,
+        quiet=args.quiet,
+        configuration={
+            "command": "check",
+            "passes": [{"spec": p.spec, "name": p.name, "stage": args.stage or p.stage,
+                        "semantics": args.semantics or p.semantics} for p in passes],
+            "graphs": [s.name for s in specs],
+            "graph_selection": args.graphs or ["builtin"],
+            "seed": args.seed,
+            "count": args.count,
+            "timeout": args.timeout,
+            "strict": args.strict,
+        },
+    )
+
+    def body(s: Session) -> None:
+        cases = s.load_cases(specs)
+        check_all(passes, cases, config, progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
+
+    return session.run(body)

@@ -1,0 +1,115 @@
+"""One run of passgate: cases loaded, passes checked, report written, status decided.
+
+Shared by every command that checks passes (``check``, ``run``, ``certify``)
+so they agree on progress output, on what an interrupted run leaves behind
+(a report of everything finished, ``complete: false``) and on the exit status.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from harness import report_json
+from harness.results import CheckResult, Status
+
+
+@dataclass
+class Session:
+    report_dir: Path
+    configuration: dict
+    strict: bool = False
+    quiet: bool = False
+    stream: object = field(default_factory=lambda: sys.stderr)
+    started_at: float = field(default_factory=time.time)
+    results: list = field(default_factory=list)
+    cases: list = field(default_factory=list)
+    # Called with the results document before it is written, so other report
+    # writers (JUnit, Markdown, HTML) can add their files beside it.
+    writers: list = field(default_factory=list)
+
+    def progress(self, done: int, total: int, pass_name: str, graph: str, rs: list[CheckResult]) -> None:
+        if self.quiet:
+            return
+        bad = sorted({r.check for r in rs if r.status in (Status.FAIL, Status.ERROR)})
+        na = rs and all(r.status is Status.NOT_APPLICABLE for r in rs)
+        verdict = "FAIL " + ",".join(bad) if bad else ("n/a" if na else "ok")
+        seconds = sum(r.duration_s for r in rs)
+        print(f"passgate: [{done}/{total}] {pass_name} x {graph}: {verdict} ({seconds:.2f}s)", file=self.stream, flush=True)
+
+    def note(self, message: str) -> None:
+        if not self.quiet:
+            print(f"passgate: {message}", file=self.stream, flush=True)
+
+    def load_cases(self, specs) -> list:
+        from harness.cases import load_case
+
+        loaded = []
+        for i, spec in enumerate(specs, 1):
+            case = load_case(spec)
+            loaded.append(case)
+            self.cases.append({
+                "name": spec.name, "source": spec.source, "key": spec.key,
+                "from_cache": case.from_cache, "lower_seconds": round(case.lower_seconds, 4),
+            })
+            how = "cached" if case.from_cache else "lowered"
+            self.note(f"graph {i}/{len(specs)} {spec.name}: {how} in {case.lower_seconds:.2f}s")
+        return loaded
+
+    def exit_status(self) -> int:
+        return 1 if any(r.is_violation(self.strict) for r in self.results) else 0
+
+    def finish(self, complete: bool = True, extra: Optional[dict] = None) -> int:
+        status = self.exit_status() if complete else 1
+        doc = report_json.document(
+            self.results, self.configuration, self.cases, started_at=self.started_at,
+            complete=complete, exit_status=status, strict=self.strict, extra=extra,
+        )
+        for writer in self.writers:
+            writer(self.report_dir, doc)
+        path = report_json.write(self.report_dir, doc)
+        if not self.quiet:
+            print(render_table(self.results, self.strict), file=sys.stdout)
+            s = doc["summary"]
+            print(f"passgate: {s['total']} checks, {s['by_status']['pass']} pass, {s['by_status']['fail']} fail, "
+                  f"{s['by_status']['error']} error, {s['violations']} violations; report: {path}", file=sys.stdout)
+        return status
+
+    def run(self, body: Callable[["Session"], None], extra: Optional[Callable[[], dict]] = None) -> int:
+        """Run ``body``; on Ctrl-C still write what is done, marked incomplete."""
+        try:
+            body(self)
+        except KeyboardInterrupt:
+            self.note("interrupted: writing the report of what finished")
+            self.finish(complete=False, extra=extra() if extra else None)
+            return 130
+        return self.finish(extra=extra() if extra else None)
+
+
+def render_table(results: list[CheckResult], strict: bool = False) -> str:
+    """pass x graph, one line each, with the failing check ids."""
+    cells: dict[tuple[str, str], list[CheckResult]] = {}
+    for r in results:
+        cells.setdefault((r.pass_name, r.graph), []).append(r)
+    if not cells:
+        return "(no checks ran)"
+    pw = max(len("pass"), *(len(p) for p, _ in cells))
+    gw = max(len("graph"), *(len(g) for _, g in cells))
+    lines = [f"{'pass':<{pw}}  {'graph':<{gw}}  verdict  failing checks / changes"]
+    for (p, g), rs in cells.items():
+        failing = sorted(r.check for r in rs if r.status in (Status.FAIL, Status.ERROR))
+        if any(r.is_violation(strict) for r in rs):
+            verdict = "FAIL"
+        elif failing:
+            verdict = "warn"  # should-level failures only
+        elif all(r.status is Status.NOT_APPLICABLE for r in rs):
+            verdict = "n/a"
+        else:
+            verdict = "ok"
+        runs = next((r for r in rs if r.check == "runs" and r.status is Status.PASS), None)
+        changed = f"[{runs.message}]" if runs is not None and runs.details.get("ops_changed") else ""
+        lines.append(f"{p:<{pw}}  {g:<{gw}}  {verdict:<7}  {' '.join(x for x in (', '.join(failing), changed) if x)}".rstrip())
+    return "\n".join(lines)
