@@ -165,6 +165,8 @@ def load_pass(spec: str, semantics: Optional[str] = None, stage: Optional[str] =
         raise UsageError(f"{spec} is not a pass: a {type(obj).__name__} is neither a class, an instance nor a function")
     if kind == "class" and issubclass(obj, BaseException):
         raise UsageError(f"{spec} is not a pass: it is an exception class")
+    if kind == "class" and _required_params(obj) > 1:
+        instantiate(obj)  # raises the UsageError that says what it needs
     return LoadedPass(
         spec=spec,
         name=attr,

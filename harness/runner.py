@@ -143,6 +143,7 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         _timed(add, "idempotent", lambda: _idempotent(loaded, res, config.timeout))
     if config.wants("deterministic"):
         _timed(add, "deterministic", lambda: _deterministic(loaded, res, case, stage, config.timeout))
+    verifiers.attribute_consequences(out)
     return out
 
 

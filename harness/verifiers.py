@@ -152,6 +152,31 @@ def dialect_verifier(ep) -> Verdict:
     return PASS
 
 
+# A broad check that fails for a reason a specific check already reports is a
+# consequence, not a second finding: (broad check, specific check, pattern of
+# the broad check's message). One root cause, one failing check id.
+CONSEQUENCES: tuple[tuple[str, str, str], ...] = (
+    ("verifier", "no_call_module", r"call_module"),
+    ("verifier", "meta_val", r"missing val|has no val|meta\[.val.\]"),
+)
+
+
+def attribute_consequences(results: list) -> None:
+    """Turn failures explained by a more specific failing check into skips naming it."""
+    import re
+
+    failing = {r.check for r in results if r.status is Status.FAIL}
+    for r in results:
+        if r.status is not Status.FAIL:
+            continue
+        for broad, specific, pattern in CONSEQUENCES:
+            if r.check == broad and specific in failing and re.search(pattern, r.message):
+                r.details = {**r.details, "explained_by": specific, "original_status": "fail"}
+                r.message = f"explained by {specific}: {r.message}"
+                r.status = Status.SKIP
+                break
+
+
 def runnable(execution: Execution) -> Verdict:
     if execution.ok:
         return PASS

@@ -1,0 +1,77 @@
+"""The lowered-graph cache: lower once, reuse, never trust a bad entry."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from fixtures.builtin import BUILTIN_SPECS
+from harness import cache as cache_mod
+from harness.cases import clear_memo, load_case
+
+
+@pytest.fixture
+def fresh_cache(tmp_path):
+    c = cache_mod.CaseCache(tmp_path / "cache")
+    clear_memo()
+    yield c
+    clear_memo()
+
+
+SPEC = BUILTIN_SPECS[1]  # conv_bn_relu
+
+
+def test_second_load_comes_from_disk_and_is_faster(fresh_cache):
+    started = time.perf_counter()
+    cold = load_case(SPEC, fresh_cache)
+    cold_s = time.perf_counter() - started
+    clear_memo()
+    started = time.perf_counter()
+    warm = load_case(SPEC, fresh_cache)
+    warm_s = time.perf_counter() - started
+    assert not cold.from_cache and warm.from_cache
+    assert fresh_cache.hits == 1 and fresh_cache.misses == 1
+    assert warm_s < cold_s
+    # the same program either way: cold runs also work on the round-tripped form
+    assert str(cold.edge.graph) == str(warm.edge.graph)
+    assert str(cold.exported.graph) == str(warm.exported.graph)
+
+
+def test_corrupt_entry_is_rebuilt_with_a_warning(fresh_cache, capsys):
+    load_case(SPEC, fresh_cache)
+    path = fresh_cache.path_for(SPEC)
+    data = bytearray(path.read_bytes())
+    data[-10] ^= 0xFF  # flip one byte of the payload
+    path.write_bytes(bytes(data))
+    clear_memo()
+    with pytest.warns(UserWarning, match="corrupt"):
+        case = load_case(SPEC, fresh_cache)
+    assert not case.from_cache and fresh_cache.rebuilt == 1
+    assert "corrupt" in capsys.readouterr().err
+    clear_memo()
+    assert load_case(SPEC, fresh_cache).from_cache  # rebuilt entry is good again
+
+
+def test_truncated_entry_is_rebuilt(fresh_cache):
+    load_case(SPEC, fresh_cache)
+    path = fresh_cache.path_for(SPEC)
+    path.write_bytes(path.read_bytes()[:100])
+    clear_memo()
+    with pytest.warns(UserWarning):
+        assert not load_case(SPEC, fresh_cache).from_cache
+
+
+def test_key_depends_on_definition():
+    import dataclasses
+
+    edited = dataclasses.replace(SPEC, definition=SPEC.definition + "\n# edited")
+    assert edited.key != SPEC.key
+
+
+def test_program_copies_are_independent(builtin_cases):
+    case = builtin_cases["mlp"]
+    a = case.program("edge")
+    a.graph_module.graph.erase_node(next(n for n in a.graph.nodes if n.op == "output"))
+    assert any(n.op == "output" for n in case.program("edge").graph.nodes)
+    assert any(n.op == "output" for n in case.edge.graph.nodes)
