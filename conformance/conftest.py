@@ -113,6 +113,7 @@ def pytest_sessionfinish(session, exitstatus):
                 configuration={"command": "conformance", "profile": wl.profile, "suite_version": SUITE_VERSION,
                                "passes": list(wl.passes), "graph_selection": list(wl.graphs), "seed": wl.seed})
     s.results = results
+    s.waived = set(wl.known)
     known = [{"pass": p, "graph": g, "check": c, "reason": r} for (p, g, c), r in sorted(wl.known.items())]
     s.finish(extra={"known_violations": known})
     tr = config.pluginmanager.get_plugin("terminalreporter")

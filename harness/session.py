@@ -30,6 +30,8 @@ class Session:
     # Called with the results document before it is written, so other report
     # writers (JUnit, Markdown, HTML) can add their files beside it.
     writers: list = field(default_factory=list)
+    # (pass, graph, check) triples whose violation is known and recorded: they do not fail the run.
+    waived: set = field(default_factory=set)
 
     def progress(self, done: int, total: int, pass_name: str, graph: str, rs: list[CheckResult]) -> None:
         if self.quiet:
@@ -60,7 +62,9 @@ class Session:
         return loaded
 
     def exit_status(self) -> int:
-        return 1 if any(r.is_violation(self.strict) for r in self.results) else 0
+        return 1 if any(
+            r.is_violation(self.strict) and (r.pass_name, r.graph, r.check) not in self.waived for r in self.results
+        ) else 0
 
     def finish(self, complete: bool = True, extra: Optional[dict] = None) -> int:
         status = self.exit_status() if complete else 1
