@@ -109,7 +109,7 @@ class CaseCache:
         try:
             entry = self._read(path)
         except Exception as exc:  # any failure to read means: do not trust it
-            warnings.warn(f"passgate: cache entry {path.name} is corrupt ({exc}); rebuilding")
+            warnings.warn(f"passgate: cache entry {path.name} is corrupt ({exc}); rebuilding", stacklevel=2)
             print(f"passgate: warning: cache entry {path.name} is corrupt; rebuilding", file=sys.stderr)
             self.rebuilt += 1
             try:
@@ -162,7 +162,7 @@ class CaseCache:
         try:
             atomic_write_bytes(path, json.dumps(header).encode() + b"\n" + payload)
         except OSError as exc:
-            warnings.warn(f"passgate: cannot write cache entry {path} ({exc}); continuing without it")
+            warnings.warn(f"passgate: cannot write cache entry {path} ({exc}); continuing without it", stacklevel=2)
         return (
             tuple(inputs),
             _deserialize_program(blob["exported"]),

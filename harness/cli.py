@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="passgate", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"passgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, module in COMMANDS.items():
+    for module in COMMANDS.values():
         importlib.import_module(module).add_parser(sub)
     return parser
 

@@ -124,7 +124,7 @@ def input_draws(sample: tuple, count: int, seed: int) -> list[tuple[str, tuple]]
     for i in range(1, count):
         kind = kinds[(i - 1) % len(kinds)]
         gen = torch.Generator().manual_seed(seed * 1000 + i)
-        draws.append((f"{kind}{i}", pytree.tree_map(lambda x: _draw_like(x, kind, gen), sample)))
+        draws.append((f"{kind}{i}", pytree.tree_map(lambda x, kind=kind, gen=gen: _draw_like(x, kind, gen), sample)))
     return draws
 
 

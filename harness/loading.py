@@ -127,7 +127,7 @@ def _import_module(name: str):
 
 def _kind_of(obj: Any) -> Optional[str]:
     if inspect.isclass(obj):
-        return "class" if callable(getattr(obj, "__call__", None)) else None
+        return "class" if callable(obj) and "__call__" in dir(obj) else None
     if inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj):
         return "function"
     if callable(obj) and not inspect.ismodule(obj):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
 from harness import fingerprint, verifiers

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
 import broken_passes
+import pytest
 from conftest import failing_ids
+
 from harness.loading import from_object
-from harness.results import Level, Status, CHECKS
+from harness.results import CHECKS, Level, Status
 from harness.runner import check_pass_on_case
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import failing_ids
+
 from harness.errors import UsageError
 from harness.loading import load_pass
 from harness.runner import check_pass_on_case

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import failing_ids
+
 from harness.loading import load_pass
 from harness.results import Status
 from harness.runner import check_pass_on_case
@@ -52,8 +52,8 @@ def test_passbase_requires_makes_graphs_without_add_not_applicable(builtin_cases
 
 
 def test_failing_ensures_is_a_violation(builtin_cases):
-    from passes.reference import ReplaceAddPass
     from harness.loading import from_object
+    from passes.reference import ReplaceAddPass
 
     class ForgetsSomeAdds(ReplaceAddPass):
         def call(self, gm):  # replaces nothing, so ensures finds the adds
