@@ -38,11 +38,13 @@ class LoadedPass:
     spec: str
     name: str
     obj: Any
-    kind: str  # class | instance | function
+    kind: str  # class | instance | function | factory (``obj(exported_program)`` builds the pass)
     semantics: str = "preserving"
     stage: str = "edge"
 
     def make(self, exported_program=None) -> Any:
+        if self.kind == "factory":  # catalog entries whose constructor needs real arguments
+            return self.obj(exported_program)
         if self.kind == "class":
             return instantiate(self.obj, exported_program)
         if self.kind == "instance":
