@@ -17,6 +17,13 @@ from harness import report_json
 from harness.results import CheckResult, Status
 
 
+def _default_writers() -> list:
+    """junit.xml, summary.md and report.html beside every results.json (harness/reports.py)."""
+    from harness.reports import default_writers
+
+    return default_writers()
+
+
 @dataclass
 class Session:
     report_dir: Path
@@ -29,7 +36,7 @@ class Session:
     cases: list = field(default_factory=list)
     # Called with the results document before it is written, so other report
     # writers (JUnit, Markdown, HTML) can add their files beside it.
-    writers: list = field(default_factory=list)
+    writers: list = field(default_factory=_default_writers)
     # (pass, graph, check) triples whose violation is known and recorded: they do not fail the run.
     waived: set = field(default_factory=set)
 

@@ -1,0 +1,157 @@
+"""The Vulkan section's numbers and plots: error against the references, per fused op.
+
+The Vulkan checks (``fusion_expected``, ``fused_vs_qdq``, ``fused_vs_float``,
+``device_vs_reference``) carry their measurements in ``details``. This module
+reads them tolerantly, because a vendor's executor may report fewer fields
+than ours; keys read (first one present wins):
+
+- fused op: ``op``, ``fused_op``, ``expected_op``; else the graph name;
+- SQNR of the fused program against the float model: ``sqnr_db``,
+  ``sqnr_fused_db``, ``sqnr``; of the Q/DQ program: ``sqnr_qdq_db``,
+  ``qdq_sqnr_db``;
+- error against the Q/DQ program: ``max_lsb_err``, ``lsb_err``,
+  ``max_abs_err``; a distribution: ``errors`` (a list of numbers).
+
+Plots are drawn with matplotlib's Agg backend (no display, no network) and
+returned as base64 PNG so the HTML report stays one file that opens offline.
+matplotlib is imported only when Vulkan results exist: it costs ~0.5 s.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import random
+import statistics
+from dataclasses import dataclass, field
+from typing import Optional
+
+VULKAN_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
+
+
+def _first(d: dict, *keys) -> Optional[float]:
+    for k in keys:
+        v = d.get(k)
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            return float(v)
+    return None
+
+
+def op_of(record: dict) -> str:
+    d = record.get("details") or {}
+    for k in ("op", "fused_op", "expected_op"):
+        if isinstance(d.get(k), str) and d[k]:
+            return d[k]
+    return record["graph"]
+
+
+@dataclass
+class OpStats:
+    op: str
+    cases: set = field(default_factory=set)
+    fused: int = 0  # fusion_expected passed
+    failed: int = 0  # vulkan-check records that failed or errored
+    sqnr_fused: list = field(default_factory=list)
+    sqnr_qdq: list = field(default_factory=list)
+    errors: list = field(default_factory=list)  # per case worst error, or the reported distribution
+
+    @property
+    def verdict(self) -> str:
+        return "fail" if self.failed else "ok"
+
+    @property
+    def worst_error(self) -> Optional[float]:
+        return max(self.errors) if self.errors else None
+
+
+def vulkan_stats(results: list) -> dict[str, OpStats]:
+    ops: dict[str, OpStats] = {}
+    for r in results:
+        if r["check"] not in VULKAN_CHECKS:
+            continue
+        st = ops.setdefault(op_of(r), OpStats(op_of(r)))
+        st.cases.add(r["graph"])
+        d = r.get("details") or {}
+        if r["status"] in ("fail", "error"):
+            st.failed += 1
+        if r["check"] == "fusion_expected" and r["status"] == "pass":
+            st.fused += 1
+        fused = _first(d, "sqnr_db", "sqnr_fused_db", "sqnr")
+        qdq = _first(d, "sqnr_qdq_db", "qdq_sqnr_db")
+        if r["check"] == "fused_vs_float" and fused is not None:
+            st.sqnr_fused.append(fused)
+        if qdq is not None:
+            st.sqnr_qdq.append(qdq)
+        if r["check"] in ("fused_vs_qdq", "device_vs_reference"):
+            dist = d.get("errors")
+            if isinstance(dist, list) and dist:
+                st.errors.extend(float(x) for x in dist if isinstance(x, (int, float)) and math.isfinite(x))
+            else:
+                err = _first(d, "max_lsb_err", "lsb_err", "max_abs_err")
+                if err is not None:
+                    st.errors.append(err)
+    return dict(sorted(ops.items()))
+
+
+def median(xs: list) -> Optional[float]:
+    return statistics.median(xs) if xs else None
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def plots(stats: dict[str, OpStats]) -> list[tuple[str, str]]:
+    """(title, base64 PNG) for the SQNR and the error plots; empty when there is nothing to draw."""
+    if not stats:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    out = []
+    names = list(stats)
+    with_sqnr = [n for n in names if stats[n].sqnr_fused or stats[n].sqnr_qdq]
+    if with_sqnr:
+        fig, ax = plt.subplots(figsize=(7.5, max(2.2, 0.38 * len(with_sqnr) + 1.2)))
+        for i, n in enumerate(with_sqnr):
+            st = stats[n]
+            ax.scatter(st.sqnr_qdq, [i + 0.12] * len(st.sqnr_qdq), marker="|", s=140, color="#1f77b4",
+                       label="Q/DQ program vs float" if i == 0 else None)
+            ax.scatter(st.sqnr_fused, [i - 0.12] * len(st.sqnr_fused), marker="o", s=22,
+                       color="#d62728" if st.failed else "#2ca02c", label="fused vs float" if i == 0 else None)
+        ax.set_yticks(range(len(with_sqnr)), with_sqnr)
+        ax.invert_yaxis()
+        ax.set_xlabel("SQNR against the float model (dB, higher is better)")
+        ax.grid(axis="x", alpha=0.3)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1 - 0.45 / len(with_sqnr)), ncol=2, fontsize=8,
+                  frameon=False)
+        ax.set_title("SQNR per fused op (one mark per case)")
+        out.append(("SQNR per fused op", _png(fig)))
+    with_err = [n for n in names if stats[n].errors]
+    if with_err:
+        fig, ax = plt.subplots(figsize=(7.5, max(2.2, 0.38 * len(with_err) + 1.2)))
+        data = [stats[n].errors for n in with_err]
+        ax.boxplot(data, orientation="horizontal", tick_labels=with_err, showfliers=True)
+        jitter = random.Random(0)  # same report for the same results: seeded jitter
+        for i, n in enumerate(with_err, 1):
+            ys = [i + jitter.uniform(-0.18, 0.18) for _ in stats[n].errors]
+            ax.scatter(stats[n].errors, ys, s=10, alpha=0.5, color="#d62728" if stats[n].failed else "#555555")
+        positive = [x for xs in data for x in xs if x > 0]
+        if positive and max(positive) / max(min(positive), 1e-12) > 100:
+            ax.set_xscale("symlog", linthresh=max(min(positive), 1e-6))
+        ax.axvline(1.0, color="#d62728", linestyle="--", linewidth=0.8, label="1 LSB")
+        ax.invert_yaxis()
+        ax.set_xlabel("error of the fused program against the Q/DQ program (LSB, or abs. error)")
+        ax.grid(axis="x", alpha=0.3)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1 - 0.45 / len(with_err)), fontsize=8, frameon=False)
+        ax.set_title("Error distribution per fused op (box: quartiles; dots: values)")
+        out.append(("Error against the Q/DQ program per fused op", _png(fig)))
+    return out
