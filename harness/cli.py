@@ -24,6 +24,7 @@ from harness.errors import UsageError
 # subcommand -> module exposing add_parser(subparsers) and run(args)
 COMMANDS: dict[str, str] = {
     "check": "harness.cmd_check",
+    "report": "harness.cmd_report",
 }
 
 DESCRIPTION = """\

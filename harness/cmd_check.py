@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from harness.errors import UsageError
+from harness.sharding import argument as shard_argument
 
 DEFAULT_REPORT_DIR = "reports/generated"
 
@@ -43,6 +44,8 @@ def add_common_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", metavar="DIR", help="lowered-graph cache (default $PASSGATE_CACHE_DIR or ~/.cache/passgate)")
     p.add_argument("--no-cache", action="store_true", help="lower every graph afresh; write no cache")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines or table")
+    p.add_argument("--shard", type=shard_argument, metavar="I/N", help="run only part I of N of the pass x graph "
+                   "pairs (deterministic split); join the parts with `passgate report merge`")
 
 
 def add_parser(sub) -> None:
@@ -74,9 +77,9 @@ def configure_cache(args) -> None:
 
 
 def run(args) -> int:
-    from harness import report_json, sources
+    from harness import report_json, sharding, sources
     from harness.loading import load_pass
-    from harness.runner import RunConfig, check_all
+    from harness.runner import RunConfig
     from harness.session import Session
 
     passes = [load_pass(spec, semantics=args.semantics, stage=args.stage) for spec in args.passes]
@@ -101,11 +104,13 @@ def run(args) -> int:
             "count": args.count,
             "timeout": args.timeout,
             "strict": args.strict,
+            "shard": str(args.shard) if args.shard else None,
         },
     )
 
     def body(s: Session) -> None:
-        cases = s.load_cases(specs)
-        check_all(passes, cases, config, progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
+        shard = sharding.plan(args.shard, names, specs)
+        cases = s.load_cases(shard.specs)
+        shard.check(passes, cases, config, progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
 
     return session.run(body)
