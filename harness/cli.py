@@ -25,6 +25,8 @@ from harness.errors import UsageError
 COMMANDS: dict[str, str] = {
     "check": "harness.cmd_check",
     "report": "harness.cmd_report",
+    "certify": "harness.cmd_certify",
+    "verify": "harness.cmd_certify",
 }
 
 DESCRIPTION = """\
