@@ -1,0 +1,125 @@
+"""Catalog of ``executorch.exir.passes``: the passes of ExecuTorch's own lowering flow.
+
+Stages follow where ExecuTorch runs each pass: ``to_edge`` / ``EdgeProgramManager.transform``
+passes at ``edge``; the ``to_executorch`` passes (out variants, memory planning,
+view-copy removal) need ``SpecPropPass`` first, as ``edge_to_executorch_passes``
+orders them, and are built with ``after``; ``OpReplacePass`` turns ATen ops into
+edge ops, so it runs on the ``export`` program.
+"""
+
+from __future__ import annotations
+
+from passes.catalog import Build, Catalog, entry, known
+
+C = "exir"
+P = "executorch.exir.passes"
+SPEC_PROP = "harness.pipeline:SpecPropWithPlaceholders"
+TO_OUT = f"{P}:ToOutVarPass"
+
+_PROGRAM_FN = Build("program_function")
+_MUTATES = ("mutates the graph module it is handed and returns a retraced copy; EdgeProgramManager.transform "
+            "documents that it returns 'a copy', yet the caller's program changes too")
+_OUT_VARIANTS = ("out-variant ops and memory.alloc are the ExecuTorch dialect: the edge verifier rejects "
+                 "them by design (to_executorch does not re-verify with it)")
+
+
+def _e(spec: str, **kw):
+    return entry(C, spec, **kw)
+
+
+ENTRIES = (
+    _e(f"{P}:DebugPass", build=Build("call", kwargs=(("enable_debug_pass", False),)),
+       contract="debug printer; built with printing off (it writes to stdout): must leave the graph intact"),
+    _e(TO_OUT, build=Build(after=(SPEC_PROP,)), contract="functional ops -> out variants with memory.alloc nodes",
+       known=(known("verifier", _OUT_VARIANTS, kind="by-design"),
+              known("meta_stack_trace", "memory.alloc nodes it creates carry no stack_trace",
+                    "exir/passes/__init__.py (make_alloc_node)"),
+              known("meta_nn_module_stack", "memory.alloc nodes carry no nn_module_stack",
+                    "exir/passes/__init__.py (make_alloc_node)"),
+              known("val_matches_execution", "split_with_sizes_copy.out returns None when run, while meta['val'] "
+                    "keeps the list of tensors", graphs=("inplace_views",)))),
+    _e(f"{P}:dead_code_elimination_pass", contract="removes nodes without users or side effects"),
+    _e(f"{P}:to_scratch_op_pass", build=Build(after=(SPEC_PROP, TO_OUT)),
+       contract="out variants that need scratch memory get alloc'ed scratch arguments",
+       known=(known("verifier", _OUT_VARIANTS, kind="by-design"),)),
+    _e(f"{P}.const_prop_pass:ConstPropPass", contract="folds constant subexpressions"),
+    _e(f"{P}.constant_prop_pass:constant_prop_pass", build=_PROGRAM_FN,
+       contract="folds nodes whose inputs are all parameters/constants into new lifted constants"),
+    _e(f"{P}.convert_constant_dim_order_pass:convert_constant_dim_order_pass", build=_PROGRAM_FN,
+       contract="constant tensors get default or channels_last dim order"),
+    _e(f"{P}.cse_pass:CSEPass", contract="common subexpression elimination"),
+    _e(f"{P}.debug_handle_generator_pass:DebugHandleGeneratorPass",
+       contract="gives every node a debug_handle (ties runtime profiles to source)"),
+    _e(f"{P}.external_constants_pass:external_constants_pass",
+       contract="tags constants for external storage (node metadata only)"),
+    _e(f"{P}.external_constants_pass:external_mutable_weights_pass", build=Build("graph_and_program"),
+       contract="tags mutable weights for external storage (node metadata only)"),
+    _e(f"{P}.fold_redundant_qdq_pass:FoldRedundantDequantizeQuantizePass", stage="quantized-edge",
+       contract="folds dequantize -> quantize pairs with matching qparams"),
+    _e(f"{P}.init_mutable_pass:InitializedMutableBufferPass", build=Build("call", (["running_", "cache"],)),
+       contract="marks buffers whose name matches a pattern as initialized (meta['et_init_buffer'])"),
+    _e(f"{P}.insert_write_back_for_buffers_pass:insert_write_back_for_buffers_pass",
+       unavailable="returns (graph module, graph signature) for to_executorch to rebuild the program from: "
+                   "not a pass over a program; exercised inside the to_executorch flow"),
+    _e(f"{P}.legalize_portable_dim_order_pass:LegalizePortableDimOrderPass",
+       contract="contiguous dim-order copies before portable default-layout ops"),
+    _e(f"{P}.memory_format_ops_pass:DimOrderOpsRevertPass",
+       contract="dim_order ops -> memory_format ops (for backends without dim order support)",
+       known=(known("verifier", "reverts to _to_copy/clone with memory_format, which the edge verifier rejects in "
+                    "dim-order mode; XNNPACK runs it on its own delegated subgraph", kind="by-design"),)),
+    _e(f"{P}.memory_format_ops_pass:MemoryFormatOpsPass", contract="memory_format ops -> dim_order ops"),
+    _e(f"{P}.memory_planning_pass:MemoryPlanningPass", build=Build(after=(SPEC_PROP, TO_OUT)),
+       contract="assigns every tensor spec a memory id and offset",
+       known=(known("verifier", _OUT_VARIANTS, kind="by-design"),)),
+    _e(f"{P}.normalize_transpose_pass:NormalizeTransposePass", contract="aten.t -> permute_copy"),
+    _e(f"{P}.normalize_view_copy_base_pass:NormalizeViewCopyBasePass",
+       contract="every view_copy reads the first non-view upstream"),
+    _e(f"{P}.propagate_device_pass:PropagateDevicePass",
+       contract="H2D/D2H copies at delegate boundaries (none without delegates)"),
+    _e(f"{P}.prune_empty_tensors_pass:PruneEmptyTensorsPass", contract="removes ops on empty tensors"),
+    _e(f"{P}.quant_fusion_pass:QuantFusionPass", stage="quantized-edge", slow=True,
+       contract="dequant -> op -> quant patterns -> quantized ops"),
+    _e(f"{P}.quant_fusion_pass:quant_fusion_and_const_prop_pass", stage="quantized-edge", build=_PROGRAM_FN,
+       slow=True, contract="QuantFusionPass then constant propagation of the folded weights"),
+    _e(f"{P}.quantize_io_pass:QuantizeInputs",
+       unavailable="needs an EdgeProgramManager and the indices of inputs that are quantized by a leading "
+                   "quantize op: a method-IO rewrite, not a graph pass"),
+    _e(f"{P}.quantize_io_pass:QuantizeOutputs",
+       unavailable="needs an EdgeProgramManager and the indices of outputs ending in a dequantize op: "
+                   "a method-IO rewrite, not a graph pass"),
+    _e(f"{P}.reinplace:reinplace_pass", build=_PROGRAM_FN, contract="functional ops -> in-place where safe"),
+    _e(f"{P}.remove_graph_asserts_pass:RemoveGraphAssertsPass", contract="removes assert ops"),
+    _e(f"{P}.remove_graph_asserts_pass:RemoveNonCoreAtenOpGraphAssertsPass",
+       contract="removes assert ops that are not core ATen"),
+    _e(f"{P}.remove_mixed_type_operators:RemoveMixedTypeOperators",
+       contract="explicit casts where binary ops mix dtypes"),
+    _e(f"{P}.remove_noop_pass:RemoveNoopPass", contract="removes ops that pass their input through"),
+    _e(f"{P}.remove_noop_pass:RemoveToCopyPass", contract="removes _to_copy ops that change nothing"),
+    _e(f"{P}.remove_unused_parameters_pass:remove_unused_parameters_pass", build=_PROGRAM_FN,
+       contract="drops parameters no node reads"),
+    _e(f"{P}.replace_aten_with_edge_pass:OpReplacePass", stage="export",
+       contract="ATen ops -> edge ops (what to_edge does)"),
+    _e(f"{P}.replace_broken_ops_with_function_ops_pass:ReplaceBrokenOpsWithFunctionalOpsPass",
+       contract="non-functionalized ops -> functional equivalents"),
+    _e(f"{P}.replace_edge_with_backend_pass:EdgeToBackendOpsPass",
+       contract="sym ops -> executorch_prim ops; backend ops -> BackendOpOverload"),
+    _e(f"{P}.replace_sym_size_op_pass:ReplaceSymSizeOpPass", contract="sym_size packets -> sym_size.int"),
+    _e(f"{P}.replace_view_copy_with_view_pass:ReplaceViewCopyWithViewPass", build=Build(after=(SPEC_PROP,)),
+       contract="view_copy -> memory.view (aliasing view) after spec propagation"),
+    _e(f"{P}.scalar_to_tensor_pass:ScalarToTensorPass", contract="scalars in Tensor schema slots -> tensors"),
+    _e(f"{P}.spec_prop_pass:SpecPropPass", contract="every node gets meta['spec'] (TensorSpec)"),
+    _e(f"{P}.sym_shape_eval_pass:ConstraintBasedSymShapeEvalPass", build=Build(after=(SPEC_PROP,)),
+       contract="symbolic shapes -> upper bounds from the range constraints"),
+    _e(f"{P}.sym_shape_eval_pass:HintBasedSymShapeEvalPass", build=Build(after=(SPEC_PROP,)),
+       contract="symbolic shapes -> hints (deprecated upstream)"),
+    _e(f"{P}.sym_to_tensor_pass:SymToTensorPass", contract="SymInt/SymFloat in Tensor slots -> tensors"),
+    _e(f"{P}.to_device_pass:ToDevicePass", build=Build("call", ("cpu",)),
+       contract="moves the module and explicit device= kwargs to a device (here: cpu)"),
+    _e(f"{P}.weights_to_outputs_pass:weights_to_outputs_pass", build=_PROGRAM_FN,
+       contract="training graphs: weights with gradients become outputs (a no-op without gradients)"),
+    _e(f"{P}.dynamic_shape_prop_pass:DynamicShapePropPass",
+       unavailable="module does not import in executorch 1.5.1: it imports LoweredBackendModule from "
+                   "executorch.exir.delegate, which no longer defines it (dead module, upstream)"),
+)
+
+CATALOGS = (Catalog(C, (P,), ENTRIES, "ExecuTorch's own lowering passes (executorch.exir.passes)"),)

@@ -1,0 +1,137 @@
+"""Catalog of ``executorch.backends.qualcomm._passes`` (QNN): imports and runs without the QNN SDK.
+
+Stages follow ``QnnPassManager``: the annotation and export pipelines run on
+the ATen program (``export``), the capture-program passes on the edge
+program (``edge``), the passes that read Q/DQ information
+(``Annotate*``, ``FoldQDQ``, ``InsertRequantize``, ``InsertIOQDQ``, ...) on
+quantized edge programs. Passes whose constructor takes ``edge_program``
+get the program, as ``get_to_edge_transform_passes`` injects it.
+"""
+
+from __future__ import annotations
+
+from passes.catalog import Build, Catalog, entry, known
+
+C = "qualcomm"
+P = "executorch.backends.qualcomm._passes"
+PROG = Build("program")
+_MUTATES = ("mutates the graph module it is handed, then returns the copy ExportPass.call retraces: the "
+            "caller's program changes too")
+
+
+def no_quant_io(node):
+    """TagQuantIO's ``get_quant_io_dtype_fn`` for a float program: no input or output is quantized."""
+    return None
+
+
+# (module:Class, stage, build, contract)
+_TABLE = (
+    ("annotate_avg_pool1d:AnnotateAvgPool1D", "quantized-edge", PROG, "quant_attrs for decomposed avg_pool1d"),
+    ("annotate_get_attr:AnnotateGetAttr", "quantized-edge", PROG, "quant_attrs for get_attr nodes"),
+    ("annotate_quant_attrs:AnnotateQuantAttrs", "quantized-edge", PROG, "quant_attrs from the Q/DQ nodes"),
+    ("annotate_stack:AnnotateStack", "quantized-edge", PROG, "quant_attrs for stack"),
+    ("annotate_unbind:AnnotateUnbind", "quantized-edge", PROG, "quant_attrs for unbind"),
+    ("build_quant_io:BuildQuantIo", "quantized-edge", Build(), "quantized dtype on the delegate call's spec"),
+    ("canonicalize_conv:CanonicalizeConv", "edge", PROG, "conv1d -> conv2d; dilated transposed conv kernels"),
+    ("convert_bmm_to_matmul:ConvertBmmToMatmul", "edge", Build(), "bmm -> matmul (off by default upstream)"),
+    ("convert_linear_to_conv2d:ConvertLinearToConv2d", "edge", PROG, "linear -> 1x1 conv2d (off by default)"),
+    ("convert_mha_to_sha:ConvertMhaToSha", "edge", PROG, "multi-head attention -> single-head attentions"),
+    ("convert_square_to_pow:ConvertSquareToPow", "export", Build(), "square -> pow(x, 2)"),
+    ("decompose_acos:DecomposeAcos", "edge", Build(), "acos -> pi/2 - asin"),
+    ("decompose_addmm:DecomposeAddmm", "edge", Build(), "addmm -> mm + add"),
+    ("decompose_any:DecomposeAny", "edge", Build(), "any -> math equivalent"),
+    ("decompose_as_strided:DecomposeAsStrided", "export", Build(), "as_strided -> supported primitives"),
+    ("decompose_atan2:DecomposeAtan2", "edge", Build(), "atan2 -> piecewise atan"),
+    ("decompose_binary_alpha:DecomposeBinaryAlpha", "export", Build(), "add/sub alpha -> mul + add/sub"),
+    ("decompose_cdist:DecomposeCDist", "export", Build(), "cdist -> primitives"),
+    ("decompose_col_im:DecomposeColIm", "edge", Build(), "im2col/col2im -> pixel (un)shuffle + views"),
+    ("decompose_diagonal:DecomposeDiagonal", "edge", Build(), "diagonal -> permute/view/index_select"),
+    ("decompose_div_mode:DecomposeDivMode", "edge", Build(), "div with rounding mode -> div + trunc/floor"),
+    ("decompose_einsum:DecomposeEinsum", "export", Build(), "einsum -> primitives"),
+    ("decompose_expm1:DecomposeExpM1", "export", Build(), "expm1 -> exp - 1"),
+    ("decompose_fill:DecomposeFill", "export", Build(), "fill.Scalar -> full"),
+    ("decompose_floor_divide:DecomposeFloorDivide", "export", Build(), "floor_divide -> div + floor"),
+    ("decompose_glu:DecomposeGlu", "export", Build(), "glu -> split, sigmoid, mul"),
+    ("decompose_hardsigmoid:DecomposeHardsigmoid", "export", Build(), "hardsigmoid -> core ATen"),
+    ("decompose_hyperbolic_variants:DecomposeHyperbolicVariants", "edge", Build(), "sinh/cosh/asinh/... -> exp/log"),
+    ("decompose_linalg_vector_norm:DecomposeLinalgVectorNorm", "export", Build(), "vector_norm -> primitives"),
+    ("decompose_log_variants:DecomposeLogVariants", "edge", Build(), "log10/log2/log1p -> log"),
+    ("decompose_maxpool3d:DecomposeMaxPool3d", "edge", Build(), "max_pool3d -> max_pool2d sequence"),
+    ("decompose_minmaxdim:DecomposeMinMaxDim", "edge", Build(), "min/max with dim -> two single-output ops"),
+    ("decompose_pad:DecomposePad", "export", Build(), "pad with non-constant mode -> specific pad ops"),
+    ("decompose_pdist:DecomposePDist", "export", Build(), "pdist -> primitives"),
+    ("decompose_reciprocal:DecomposeReciprocal", "edge", Build(), "reciprocal -> div"),
+    ("decompose_remainder:DecomposeRemainder", "edge", Build(), "remainder -> x - floor(x / y) * y"),
+    ("decompose_roll:DecomposeRoll", "export", Build(), "roll -> slice + cat"),
+    ("decompose_select_scatter:DecomposeSelectScatter", "export", Build(), "select_scatter -> slice_scatter"),
+    ("decompose_silu:DecomposeSilu", "export", Build(), "silu -> x * sigmoid(x)"),
+    ("decompose_tan:DecomposeTan", "edge", Build(), "tan -> sin / cos"),
+    ("decompose_threshold:DecomposeThreshold", "export", Build(), "threshold -> le + where"),
+    ("decompose_triu:DecomposeTriu", "export", Build(), "triu -> mask multiply"),
+    ("decompose_trunc:DecomposeTrunc", "edge", Build(), "trunc -> sign * floor(abs)"),
+    ("decompose_var:DecomposeVar", "export", Build(), "var -> mean of squared deviations"),
+    ("decompose_wrap_with_autocast:DecomposeWrapWithAutocast", "export", Build(), "inlines wrap_with_autocast"),
+    ("expand_broadcast_tensor_shape:ExpandBroadcastTensorShape", "edge", Build(),
+     "broadcast operands reshaped to the same rank"),
+    ("fixed_linear_keep_dim:FixedLinearKeepDim", "edge", PROG, "squeeze/unsqueeze around linear"),
+    ("fold_qdq:FoldQDQ", "quantized-edge", PROG, "erases Q/DQ once annotated"),
+    ("fuse_consecutive_cast:FuseConsecutiveCast", "edge", Build(), "consecutive casts fused"),
+    ("fuse_consecutive_transpose:FuseConsecutiveTranspose", "edge", Build(), "consecutive permutes fused"),
+    ("i64_to_i32:I64toI32", "edge", PROG, "int64 tensors -> int32 with casts"),
+    ("insert_cast_for_fp_act_quantized_weight:InsertCastForFpActQuantizedWeight", "quantized-edge", PROG,
+     "fp32/fp16 casts around float-activation quantized-weight ops"),
+    ("insert_io_qdq:InsertIOQDQ", "quantized-edge", PROG, "Q/DQ at the delegated subgraph's IO"),
+    ("insert_requantize:InsertRequantize", "quantized-edge", Build(), "convert ops where qspecs differ"),
+    ("insert_reshape_for_reduce_ops:InsertReshapeForReduceOps", "export", Build(), "argmax(dim=None) -> reshape + argmax"),
+    ("layout_transform:LayoutTransform", "edge", PROG, "channel-last layout with the fewest permutes"),
+    ("lift_constant_scalar_operands:LiftConstantScalarOperands", "export", Build(), "scalar operands -> constants"),
+    ("lpai_partition_fallback_support:LpaiPartitionFallbackSupport", "edge", PROG,
+     "LPAI fallback Q/DQ handling (no compiler specs: a no-op)"),
+    ("recompose_hadamard:RecomposeHadamard", "edge", Build(), "Hadamard-matrix matmuls -> hadamard_transform"),
+    ("recompose_pad_maxpool2d:RecomposePadMaxPool2d", "edge", Build(), "pad + max_pool2d recomposed"),
+    ("recompose_pixel_unshuffle:RecomposePixelUnshuffle", "edge", Build(), "decomposed pixel_unshuffle recomposed"),
+    ("recompose_rms_norm:RecomposeRmsNorm", "edge", Build(), "decomposed RMSNorm recomposed"),
+    ("remove_0d_tensor:Remove0DTensor", "edge", Build(), "removes nodes producing 0-D tensors"),
+    ("remove_redundancy:RemoveRedundancy", "edge", Build(), "trims redundant ops"),
+    ("replace_arange_args:ReplaceArangeArgs", "export", Build(), "arange gets its dtype back"),
+    ("resolve_debug_handle:ResolveDebugHandle", "edge", Build(), "debug handles renumbered (last edge pass)"),
+    ("tag_quant_io:TagQuantIO", "edge", Build("call", (f"{__name__}:no_quant_io",)),
+     "tags quantized IO nodes (none in a float program)"),
+)
+
+_KNOWN = {
+    "convert_bmm_to_matmul:ConvertBmmToMatmul": (
+        known("runs", "asserts 'Found a new pattern needed be converted to linear op' on the bmm of a plain "
+              "self-attention (q @ k^T): an assertion on valid input", "backends/qualcomm/_passes/convert_bmm_to_matmul.py",
+              graphs=("attention",)),),
+    "i64_to_i32:I64toI32": (
+        known("input_unchanged", _MUTATES),),
+    "layout_transform:LayoutTransform": (known("input_unchanged", _MUTATES, graphs=("conv",)),),
+    "expand_broadcast_tensor_shape:ExpandBroadcastTensorShape": (
+        known("meta_stack_trace", "the view_copy nodes it inserts to equalize ranks carry no stack_trace",
+              "backends/qualcomm/_passes/expand_broadcast_tensor_shape.py"),
+        known("meta_nn_module_stack", "the inserted view_copy nodes carry no nn_module_stack",
+              "backends/qualcomm/_passes/expand_broadcast_tensor_shape.py")),
+}
+
+
+def _build(b: Build) -> Build:
+    if b.how == "call" and b.args and isinstance(b.args[0], str) and ":" in b.args[0]:
+        from passes.catalog import resolve
+
+        return Build("call", (resolve(b.args[0]),))  # a module-level function: picklable by reference
+    return b
+
+
+ENTRIES = tuple(
+    entry(C, f"{P}.{spec}", stage=stage, build=_build(build), contract=contract, known=_KNOWN.get(spec, ()))
+    for spec, stage, build, contract in _TABLE
+) + (
+    entry(C, f"{P}.seq_mse:InsertSeqMse",
+          unavailable="inserts Seq-MSE observers into a prepared (observed) model during PT2E calibration; "
+                      "passgate's quantized cases are already converted"),
+    entry(C, f"{P}.seq_mse:RemoveSeqMse",
+          unavailable="removes the Seq-MSE observers InsertSeqMse put into a prepared model: same stage"),
+)
+
+CATALOGS = (Catalog(C, (P,), ENTRIES, "Qualcomm QNN passes (run without the QNN SDK)"),)

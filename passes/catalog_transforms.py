@@ -1,0 +1,116 @@
+"""Catalog of ``executorch.backends.transforms``: the passes backends share.
+
+Most are layout and view/permute clean-ups that backends run on their
+delegated subgraph; several are also run by the Vulkan and XNNPACK
+preprocessing (see :mod:`harness.pipelines_builtin`). Passes that take an
+optional ExportedProgram get it (``Build("program")``), as their backends
+construct them.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from passes.catalog import Build, Catalog, entry, known
+
+C = "transforms"
+P = "executorch.backends.transforms"
+PROG = Build("program")
+
+_MUTATES = ("mutates the graph module it is handed, then returns the copy ExportPass.call retraces: the "
+            "caller's program changes too, although EdgeProgramManager.transform documents that it returns "
+            "'a copy'")
+_LINEAR = ("emits aten.linear, which is not core ATen: the default edge verifier rejects it; ExecuTorch runs it "
+           "only on delegated subgraphs whose backend consumes linear")
+
+
+def _e(spec: str, **kw):
+    return entry(C, f"{P}.{spec}", **kw)
+
+
+ENTRIES = (
+    _e("addmm_mm_to_linear:AddmmToLinearTransform", contract="addmm/mm (+permute of the weight) -> linear",
+       known=(known("verifier", _LINEAR, kind="by-design"),)),
+    _e("aten_to_dialect_pass:AtenToDialectPass", build=PROG, contract="backend-dialect op substitution"),
+    _e("canonicalize_view_copy_permute_pass:CanonicalizeViewCopyPermutePass",
+       contract="view_copy that only permutes -> permute_copy",
+       known=(known("input_unchanged", _MUTATES),)),
+    _e("collapse_view_copy:CollapseViewCopyPass", contract="chains of view_copy -> one view_copy"),
+    _e("convert_conv1d_to_conv2d_pass:ConvertConv1dToConv2dPass", build=PROG,
+       contract="conv1d -> unsqueeze, conv2d, squeeze"),
+    _e("convert_dtype_pass:ConvertDtypePass", build=Build("call", (torch.int64, torch.int32)),
+       contract="every int64 tensor becomes int32 (values in range keep meaning)"),
+    _e("convert_dtype_pass:I64toI32", contract="int64 tensors -> int32"),
+    _e("decompose_channels_last_pass:DecomposeChannelsLastPass",
+       contract="channels-last variant ops -> permutes around the default op"),
+    _e("decompose_sdpa:DecomposeScaledDotProductAttention", stage="export",
+       contract="scaled_dot_product_attention -> matmul/softmax (before to_edge)"),
+    _e("duplicate_dynamic_quant_chain:DuplicateDynamicQuantChainPass", stage="export", applies_to=("quantized",),
+       contract="each user of a dynamic quant chain gets its own chain (ATen, after convert)"),
+    _e("enforce_contiguous_dim_order:EnforceContiguousDimOrder", contract="dim-order ops -> contiguous",
+       known=(known("input_unchanged", _MUTATES),)),
+    _e("fuse_batch_norm_with_conv:FuseBatchNormWithConvPass", build=PROG,
+       contract="batch norm folded into the preceding conv's weight and bias"),
+    _e("fuse_cascaded_transpose_or_permute_ops:FuseCascadedTransposeOrPermuteOps",
+       contract="permute(permute(x)) -> one permute"),
+    _e("fuse_cascaded_view_ops:FuseCascadedViewOps", contract="view(view(x)) -> one view"),
+    _e("fuse_conv_with_clamp:FuseClampPass",
+       contract="conv + relu/hardtanh -> et_vk.conv_with_clamp (Vulkan)",
+       known=(known("runnable", "relu's upper bound is sys.float_info.max (a double): et_vk.conv_with_clamp's "
+                    "reference clamps a float32 tensor with it and raises 'value cannot be converted to type "
+                    "float without overflow'; float('inf') would be exact",
+                    "backends/transforms/fuse_conv_with_clamp.py get_output_min_max_from_activation"),
+              known("meta_stack_trace", "the et_vk.conv_with_clamp node is made with graph.create_node and no "
+                    "metadata; the retrace copies the (empty) meta", "backends/transforms/fuse_conv_with_clamp.py"),
+              known("meta_nn_module_stack", "same cause: the fused node gets no nn_module_stack",
+                    "backends/transforms/fuse_conv_with_clamp.py"),
+              known("input_unchanged", _MUTATES))),
+    _e("fuse_duplicate_users_pass:FuseDuplicateUsersPass", contract="identical users of one value -> one node"),
+    _e("fuse_identical_input_transforms_pass:NormalizeTransformInputPlaceholdersPass", build=PROG,
+       contract="canonical placeholders for transformed inputs"),
+    _e("fuse_identical_input_transforms_pass:FuseIdenticalInputTransformsPass", build=PROG,
+       contract="identical transforms of one input -> one"),
+    _e("fuse_transpose_or_permute_op_pairs_pass:FuseTransposeOrPermuteOpPairsPass",
+       contract="permute pairs that cancel across branches are removed"),
+    _e("fuse_view_copy:FuseViewCopyTransform", contract="consecutive view_copy ops fused",
+       known=(known("input_unchanged", _MUTATES),)),
+    _e("mean_to_sum_div:MeanToSumDiv", contract="mean -> sum / count"),
+    _e("permute_pass_utils:HierarchicalInplacePassInterface",
+       unavailable="abstract base class (_apply_flat_inplace): the interface concrete passes implement"),
+    _e("permute_pass_utils:RemoveOrReplacePassInterface",
+       unavailable="abstract base class (targets, maybe_remove_or_replace): concrete passes implement it"),
+    _e("permute_pass_utils:FuseOpPairsAcrossBranchesPass",
+       contract="base of op-pair fusion; with no pairs configured it must change nothing"),
+    _e("postpone_permute_below_squeeze_view:PostponePermuteOpBelowSqueezeOrUnsqueezeLikeView",
+       contract="permute moved below squeeze-like views"),
+    _e("propagate_view_copy_permute_pass:PropagateViewCopyPermutePass",
+       unavailable="abstract base of the Up/Down passes (fuse_horizontal, _get_next_nodes, ...)"),
+    _e("propagate_view_copy_permute_pass:PropagateViewCopyPermuteUpPass", build=PROG,
+       contract="permutes propagated towards the inputs"),
+    _e("propagate_view_copy_permute_pass:PropagateViewCopyPermuteDownPass", build=PROG,
+       contract="permutes propagated towards the outputs"),
+    _e("quantize_fused_convbn_bias_pass:QuantizeFusedConvBnBiasAtenPass", stage="export", build=PROG,
+       applies_to=("quantized",), contract="quantizes the bias conv-bn fusion left in float (ATen, after convert)"),
+    _e("rank_0_to_rank_1:Rank0ToRank1Pass", contract="rank-0 inputs become rank-1 (docstring)",
+       known=(known("val_matches_execution", "rewrites only meta['val'] of rank-0 placeholders, to shape (1, 1) "
+                    "(rank 2, not the rank 1 its docstring promises), while the buffer or input keeps shape (): "
+                    "metadata no longer describes the tensor", "backends/transforms/rank_0_to_rank_1.py"),)),
+    _e("remove_clone_ops:RemoveCloneOpsTransform", contract="removes clones that do not change dim order"),
+    _e("remove_getitem_op:RemoveGetItemPass", contract="max_pool2d_with_indices + getitem -> max_pool2d"),
+    _e("remove_permutes_around_elementwise_ops:RemovePermutesAroundElementwiseOps",
+       contract="permute / elementwise / inverse permute -> elementwise"),
+    _e("replace_channels_last_input_clones:ReplaceChannelsLastInputClones",
+       contract="channels-last clones of inputs replaced"),
+    _e("replace_nop_transpose_or_permute_with_view:ReplaceNopTransposeOrPermuteWithViewPass",
+       contract="permutes that move only size-1 dims -> view"),
+    _e("replace_ops_with_channels_last_variants:ReplaceOpsWithChannelsLastVariants", build=PROG,
+       contract="ops with channels-last variants replaced, with permutes around them",
+       known=(known("input_unchanged", _MUTATES),)),
+    _e("replace_scalar_with_tensor:ReplaceScalarWithTensorArgPass", contract="scalar overloads -> tensor overloads"),
+    _e("replace_squeeze_unsqueeze_with_view:ReplaceSqueezeAndUnsqueezeWithViewPass",
+       contract="squeeze/unsqueeze -> view_copy"),
+    _e("view_copy_to_squeeze_unsqueeze:ViewCopyToSqueezeUnsqueezePass",
+       contract="view_copy that only adds/removes size-1 dims -> squeeze/unsqueeze"),
+)
+
+CATALOGS = (Catalog(C, (P,), ENTRIES, "passes backends share (executorch.backends.transforms)"),)

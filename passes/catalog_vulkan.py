@@ -1,0 +1,63 @@
+"""Catalog of ``executorch.backends.vulkan._passes``: the Vulkan backend's preprocessing passes.
+
+Built the way ``VulkanBackend.preprocess`` builds them: passes that read
+``self._exported_program`` get the program assigned before they run
+(``Build("program_attr")``), ``TagMemoryMetaPass`` gets the default texture
+limits, storage type and memory layout, and the passes that come after
+``SpecPropPass`` in the preprocessing run after it here too. Their output
+holds ``et_vk`` ops, which Vulkan verifies with its own "any op" verifier, not
+the edge verifier: where the edge verifier rejects them, that is recorded as
+``by-design``. The Q/DQ fusions (``FusePatternsPass``, ``FuseQuantizedOpsTransform``,
+``FoldQDQPass``) run on quantized graphs; numerics of the fused ops are the
+Vulkan conformance suite's job (``passgate vulkan``), the IR checks are this one's.
+"""
+
+from __future__ import annotations
+
+from passes.catalog import Build, Catalog, entry, known
+
+C = "vulkan"
+P = "executorch.backends.vulkan._passes"
+SPEC_PROP = "harness.pipeline:SpecPropWithPlaceholders"
+_ET_VK = ("emits et_vk custom ops; VulkanBackend.preprocess verifies its passes with an 'any op' verifier "
+          "(vulkan_preprocess._any_op), the edge verifier rejects them")
+
+
+def _tag_memory() -> Build:
+    from executorch.backends.vulkan.serialization.vulkan_graph_schema import VkMemoryLayout, VkStorageType
+    from executorch.backends.vulkan.utils import DEFAULT_TEXTURE_LIMITS
+
+    return Build("call", (tuple(DEFAULT_TEXTURE_LIMITS),), (
+        ("default_storage_type", VkStorageType.TEXTURE_3D),
+        ("default_memory_layout", VkMemoryLayout.TENSOR_WIDTH_PACKED),
+        ("force_fp16", False),
+    ), after=(SPEC_PROP,))
+
+
+def _e(spec: str, **kw):
+    return entry(C, f"{P}.{spec}", **kw)
+
+
+ENTRIES = (
+    _e("fold_qdq:FoldQDQPass", stage="quantized-edge",
+       contract="erases the Q/DQ chains left once every quantized pattern is fused"),
+    _e("fuse_patterns:FusePatternsPass", stage="quantized-edge", build=Build("program_attr"), slow=True,
+       contract="matches the Vulkan pattern registry (quantized linear/conv, rotary, SDPA, ...) and fuses to et_vk ops"),
+    _e("fuse_quantized_ops:FuseQuantizedOpsTransform", stage="quantized-edge", build=Build("program_attr"),
+       contract="dequant -> linear patterns with channelwise/groupwise weights -> et_vk quantized linear"),
+    _e("insert_dtype_promotion:InsertDtypePromotionPass",
+       contract="_to_copy before binary ops whose inputs differ in dtype"),
+    _e("insert_prepack_nodes:insert_prepack_nodes", build=Build("program_function", after=(SPEC_PROP,)),
+       contract="constant tensors get et_vk.prepack nodes (after SpecPropPass, as in preprocess)",
+       known=(known("verifier", _ET_VK, kind="by-design"),)),
+    _e("remove_asserts:RemoveAssertsTransform", contract="removes assertion ops (GLSL cannot abort)"),
+    _e("remove_asserts:remove_asserts", build=Build("program_function"),
+       contract="removes assertion ops and their range constraints"),
+    _e("remove_redundant_ops:RemoveRedundantOpsTransform", contract="trims no-op clones, aliases and copies"),
+    _e("squeeze_unsqueeze_inputs:SqueezeUnsqueezeInputs",
+       contract="squeezes/unsqueezes inputs of ops the Vulkan kernels need in another rank"),
+    _e("tag_memory_meta_pass:TagMemoryMetaPass", build=_tag_memory(),
+       contract="tags tensor storage/layout for the Vulkan kernels and inserts transitions"),
+)
+
+CATALOGS = (Catalog(C, (P,), ENTRIES, "the Vulkan backend's preprocessing passes"),)
