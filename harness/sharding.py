@@ -2,11 +2,14 @@
 
 The work items are the pass x graph pairs (every check of a pair runs in
 one process, because the checks share the pass's output). Pairs are sorted
-by (pass, graph) name and dealt round-robin: item k goes to shard
-``k % N + 1``. Sorting makes the split independent of the order passes and
-graphs were named on the command line, and dealing keeps the shards within
-one item of each other in size. Every machine must see the same pass and
-graph lists (same commit, same seed), which ``merge`` verifies.
+graph first, then pass, and cut into N contiguous runs of near-equal length
+(sizes differ by at most one). Sorting makes the split independent of the
+order passes and graphs were named on the command line; cutting graph-major
+keeps each graph on as few shards as possible, because lowering a graph
+(seconds for zoo and quantized models) is what a fresh CI machine pays per
+graph it touches, while a pass costs nothing to load. Every machine must see
+the same pass and graph lists (same commit, same seed), which ``merge``
+verifies.
 
 Merging puts the records back in the order an unsharded run writes them
 (the configuration's pass order, then its graph order, checks as the runner
@@ -36,8 +39,9 @@ class Shard:
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
 
-    def owns(self, position: int) -> bool:
-        return position % self.count == self.index - 1
+    def bounds(self, total: int) -> tuple[int, int]:
+        """[start, end) of this shard's run among ``total`` sorted items."""
+        return (self.index - 1) * total // self.count, self.index * total // self.count
 
 
 def parse(text: Optional[str]) -> Optional[Shard]:
@@ -61,7 +65,8 @@ def argument(text: str) -> Shard:
 
 
 def work_items(pass_names: Iterable[str], graph_names: Iterable[str]) -> list[tuple[str, str]]:
-    return sorted({(p, g) for p in pass_names for g in graph_names})
+    """(pass, graph) pairs in the order shards cut them: graph-major."""
+    return sorted({(p, g) for p in pass_names for g in graph_names}, key=lambda pg: (pg[1], pg[0]))
 
 
 def assigned(shard: Optional[Shard], pass_names: Sequence[str], graph_names: Sequence[str]) -> set:
@@ -69,7 +74,8 @@ def assigned(shard: Optional[Shard], pass_names: Sequence[str], graph_names: Seq
     items = work_items(pass_names, graph_names)
     if shard is None:
         return set(items)
-    return {item for k, item in enumerate(items) if shard.owns(k)}
+    start, end = shard.bounds(len(items))
+    return set(items[start:end])
 
 
 @dataclass
