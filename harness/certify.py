@@ -16,10 +16,12 @@ A bundle is a folder:
 edited. MANIFEST.json and MANIFEST.sig are written in one canonical byte
 form and checked byte for byte, so editing any byte of any file in the
 bundle, the manifest included, is caught; the manifest also carries a digest
-of its own file list. Without a key this proves integrity against accidents;
-with ``--public-key`` it proves who produced it (the signature embeds its
-public key; ``verify --public-key`` requires that key, and checks the
-signature whenever one is present).
+of its own content, and every field of the signature is checked.
+
+Without a key this proves integrity against accidents. With a key it proves
+who produced the bundle: the signature embeds its public key, and
+``verify --public-key`` requires that key (the signature is checked whenever
+one is present).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ CERTIFICATE = "certificate.json"
 NOT_FULL = "NOT-A-FULL-CERTIFICATION.txt"
 BUNDLE_FORMAT = 1
 _SELF = (MANIFEST, SIGNATURE)
+SIGNATURE_FIELDS = {"algorithm", "signed_file", "public_key", "public_key_sha256", "signature"}
 
 
 def canonical_json(obj) -> bytes:
@@ -69,8 +72,9 @@ def bundle_files(root: Path) -> list[str]:
     return sorted(out)
 
 
-def _files_digest(files: dict) -> str:
-    return hashlib.sha256(canonical_json(files)).hexdigest()
+def _self_digest(manifest: dict) -> str:
+    """Digest of everything in the manifest but itself: an edit to any field of it shows."""
+    return hashlib.sha256(canonical_json({k: v for k, v in manifest.items() if k != "self_digest"})).hexdigest()
 
 
 # ----------------------------------------------------------------------------- fingerprint
@@ -154,7 +158,8 @@ def not_full_notice(profile: str) -> str:
 def write_manifest(root: Path, private_key_pem: Optional[bytes] = None) -> dict:
     files = {rel: {"sha256": sha256_file(root / rel), "size": (root / rel).stat().st_size}
              for rel in bundle_files(root)}
-    manifest = {"format": BUNDLE_FORMAT, "algorithm": "sha256", "files": files, "files_digest": _files_digest(files)}
+    manifest = {"format": BUNDLE_FORMAT, "algorithm": "sha256", "files": files}
+    manifest["self_digest"] = _self_digest(manifest)
     data = canonical_json(manifest)
     (root / MANIFEST).write_bytes(data)
     if private_key_pem is not None:
@@ -245,9 +250,10 @@ def verify(root: Path, public_key_pem: Optional[bytes] = None) -> Verification:
         return v
     manifest = _read_canonical(root / MANIFEST, v)
     files = (manifest or {}).get("files")
-    if manifest is not None and (not isinstance(files, dict) or manifest.get("files_digest") != _files_digest(files)):
+    if manifest is not None and (not isinstance(files, dict) or manifest.get("self_digest") != _self_digest(manifest)
+                                 or manifest.get("format") != BUNDLE_FORMAT or manifest.get("algorithm") != "sha256"):
         v.edited.append(MANIFEST)
-        v.fail(f"edited: {MANIFEST} (its file list does not match its own digest)")
+        v.fail(f"edited: {MANIFEST} (its content does not match its own digest)")
     if isinstance(files, dict):
         present = set(bundle_files(root))
         for rel in sorted(present - set(files)):
@@ -287,9 +293,17 @@ def _check_signature(root: Path, v: Verification, pinned) -> None:
         raw = base64.b64decode(sig["public_key"], validate=True)
         embedded = Ed25519PublicKey.from_public_bytes(raw)
         signature = base64.b64decode(sig["signature"], validate=True)
+        # every field is checked: a field nobody reads is a byte nobody would notice changing
+        consistent = (set(sig) == SIGNATURE_FIELDS and sig["algorithm"] == "ed25519" and sig["signed_file"] == MANIFEST
+                      and sig["public_key_sha256"] == hashlib.sha256(raw).hexdigest()
+                      # base64 has spare bits in its last character: only the canonical encoding is accepted
+                      and base64.b64encode(raw).decode() == sig["public_key"]
+                      and base64.b64encode(signature).decode() == sig["signature"])
     except (KeyError, ValueError, TypeError):
+        consistent = False
+    if not consistent:
         v.edited.append(SIGNATURE)
-        v.fail(f"edited: {SIGNATURE} (malformed)")
+        v.fail(f"edited: {SIGNATURE} (malformed or inconsistent)")
         return
     if pinned is not None and _raw(pinned) != raw:
         v.fail(f"signature: {SIGNATURE} was made with key {hashlib.sha256(raw).hexdigest()[:16]}…, "
