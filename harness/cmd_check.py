@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from harness.errors import UsageError
 from harness.sharding import argument as shard_argument
@@ -44,6 +45,11 @@ def add_common_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", metavar="DIR", help="lowered-graph cache (default $PASSGATE_CACHE_DIR or ~/.cache/passgate)")
     p.add_argument("--no-cache", action="store_true", help="lower every graph afresh; write no cache")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines or table")
+    p.add_argument("--no-isolation", action="store_true", help="run passes in this process (for a debugger); "
+                   "by default each pass x graph runs in a worker process, so a pass that crashes or hangs "
+                   "is a runs failure instead of the end of the run")
+    p.add_argument("--resume", action="store_true", help="continue the incomplete results.json in --report "
+                   "(same configuration required): pass x graph pairs already there are not run again")
     p.add_argument("--shard", type=shard_argument, metavar="I/N", help="run only part I of N of the pass x graph "
                    "pairs (deterministic split); join the parts with `passgate report merge`")
 
@@ -79,21 +85,26 @@ def configure_cache(args) -> None:
 def run(args) -> int:
     from harness import report_json, sharding, sources
     from harness.loading import load_pass
+
+    # Pass SPECs first and torch later: a mistyped SPEC is answered before the ~10 s of imports.
+    passes = [load_pass(spec, semantics=args.semantics, stage=args.stage) for spec in args.passes]
+    from harness import isolation
     from harness.runner import RunConfig
     from harness.session import Session
 
-    passes = [load_pass(spec, semantics=args.semantics, stage=args.stage) for spec in args.passes]
     names = [p.name for p in passes]
     if len(set(names)) != len(names):
         raise UsageError(f"two --pass SPECs have the same name: {sorted(n for n in names if names.count(n) > 1)[0]}")
     specs = sources.select(args.graphs, args.count, args.seed)
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
-    config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed)
+    config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
+                       isolate=not args.no_isolation and isolation.available())
     session = Session(
         report_dir=report_dir,
         strict=args.strict,
         quiet=args.quiet,
+        resume=args.resume,
         configuration={
             "command": "check",
             "passes": [{"spec": p.spec, "name": p.name, "stage": args.stage or p.stage,
@@ -111,6 +122,6 @@ def run(args) -> int:
     def body(s: Session) -> None:
         shard = sharding.plan(args.shard, names, specs)
         cases = s.load_cases(shard.specs)
-        shard.check(passes, cases, config, progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
+        shard.check(passes, cases, replace(config, skip=s.done_pairs), progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
 
     return session.run(body)

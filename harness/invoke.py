@@ -22,7 +22,7 @@ import time
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import torch
 import torch.fx
@@ -107,8 +107,28 @@ def _as_graph_module(res: Any, handed: torch.fx.GraphModule) -> torch.fx.GraphMo
     raise TypeError(f"the pass returned a {type(res).__name__}; expected a PassResult, a GraphModule or None")
 
 
-def run_pass(loaded, ep, timeout: Optional[float]) -> PassRun:
-    """Run ``loaded`` (a LoadedPass) on ``ep`` (a private copy). Never raises."""
+# Called as ``watch("start" | "end", label, timeout)`` around every pass call. A
+# worker process of harness.isolation sets it, so its parent knows when the
+# pass itself is running and can kill one stuck in native code, where the
+# SIGALRM deadline below cannot reach it. None in-process: no cost.
+watch: Optional[Callable[[str, str, Optional[float]], None]] = None
+
+
+def run_pass(loaded, ep, timeout: Optional[float], label: str = "run") -> PassRun:
+    """Run ``loaded`` (a LoadedPass) on ``ep`` (a private copy). Never raises (but KeyboardInterrupt).
+
+    ``label`` names the call for :data:`watch`: ``run``, ``idempotent`` or ``deterministic``.
+    """
+    if watch is None:
+        return _run_pass(loaded, ep, timeout)
+    watch("start", label, timeout)
+    try:
+        return _run_pass(loaded, ep, timeout)
+    finally:
+        watch("end", label, timeout)
+
+
+def _run_pass(loaded, ep, timeout: Optional[float]) -> PassRun:
     from executorch.exir.pass_base import ExportedProgramPassBase
 
     started = time.perf_counter()
@@ -147,7 +167,7 @@ def run_pass(loaded, ep, timeout: Optional[float]) -> PassRun:
                 run.program, run.signature_error = _fold_back(ep, new_gm)
     except PassTimeout as exc:
         run = PassRun("timeout", error=str(exc))
-    except Exception as exc:  # noqa: BLE001 - whatever the pass raises is its verdict
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the pass raises is its verdict, sys.exit too
         run = PassRun("raised", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=12))
     run.seconds = time.perf_counter() - started
     return run

@@ -40,6 +40,12 @@ class RunConfig:
     seed: int = 0
     draws: int = 5  # numeric input draws, the sample included
     checks: Optional[frozenset] = None  # None: every IR check
+    # Run each pass x graph in a worker process (harness.isolation), so a pass
+    # that crashes or hangs in native code is a verdict; off: in-process, for debugging.
+    isolate: bool = False
+    workers: int = 1  # worker processes when isolated
+    # (pass name, graph name) pairs already done (a resumed run): counted, not run.
+    skip: frozenset = frozenset()
 
     def wants(self, check: str) -> bool:
         return self.checks is None or check in self.checks
@@ -211,7 +217,7 @@ def _input_unchanged(run: PassRun, handed, handed_fp: str, case: GraphCase, stag
 
 def _idempotent(loaded: LoadedPass, res, timeout: float) -> verifiers.Verdict:
     first = fingerprint.canonical(res)
-    run = run_pass(loaded, copy.deepcopy(res), timeout)
+    run = run_pass(loaded, copy.deepcopy(res), timeout, label="idempotent")
     if run.outcome != "ok":
         return verifiers.Verdict(Status.FAIL if run.outcome != "not_applicable" else Status.PASS,
                                  f"second run: {run.outcome}: {run.error}")
@@ -222,7 +228,7 @@ def _idempotent(loaded: LoadedPass, res, timeout: float) -> verifiers.Verdict:
 
 
 def _deterministic(loaded: LoadedPass, res, case: GraphCase, stage: str, timeout: float) -> verifiers.Verdict:
-    run = run_pass(loaded, _fresh_input(case, stage), timeout)
+    run = run_pass(loaded, _fresh_input(case, stage), timeout, label="deterministic")
     if run.outcome != "ok":
         return verifiers.Verdict(Status.FAIL, f"the run on a second copy ended {run.outcome}: {run.error}")
     a, b = fingerprint.canonical(res), fingerprint.canonical(run.program)
@@ -233,16 +239,30 @@ def _deterministic(loaded: LoadedPass, res, case: GraphCase, stage: str, timeout
 
 def check_all(passes: Iterable[LoadedPass], cases: Iterable[GraphCase], config: RunConfig = RunConfig(),
               progress: Optional[Callable[[int, int, str, str, list], None]] = None) -> list[CheckResult]:
-    """Every pass on every case; ``progress(done, total, pass, graph, results)`` after each."""
+    """Every pass on every case; ``progress(done, total, pass, graph, results)`` after each.
+
+    Pairs come in the same order (pass-major) whether they run in-process or,
+    with ``config.isolate``, in worker processes; pairs in ``config.skip``
+    count as done without running, so a resumed run's progress continues.
+    """
     passes, cases = list(passes), list(cases)
     total = len(passes) * len(cases)
+    todo = [(p, case) for p in passes for case in cases if (p.name, case.name) not in config.skip]
     results: list[CheckResult] = []
-    done = 0
-    for p in passes:
-        for case in cases:
-            rs = check_pass_on_case(p, case, config)
-            results.extend(rs)
-            done += 1
-            if progress:
-                progress(done, total, p.name, case.name, rs)
+    done = total - len(todo)
+
+    def deliver(index: int, rs: list) -> None:
+        nonlocal done
+        results.extend(rs)
+        done += 1
+        if progress:
+            progress(done, total, todo[index][0].name, todo[index][1].name, rs)
+
+    if config.isolate:
+        from harness.isolation import run_isolated
+
+        run_isolated(todo, config, deliver, workers=config.workers)
+    else:
+        for index, (p, case) in enumerate(todo):
+            deliver(index, check_pass_on_case(p, case, config))
     return results

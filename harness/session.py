@@ -3,18 +3,51 @@
 Shared by every command that checks passes (``check``, ``run``, ``certify``)
 so they agree on progress output, on what an interrupted run leaves behind
 (a report of everything finished, ``complete: false``) and on the exit status.
+
+Ctrl-C (exit 130) and SIGTERM (exit 1: what CI runners and ``timeout`` send)
+unwind the same way, so a cancelled CI job still uploads a report. A report
+is only appended to pair by pair, so an incomplete results.json holds whole
+pass x graph pairs, and ``--resume`` (``Session(resume=True)``) picks up after
+them: the same configuration is required, since mixing verdicts of two
+configurations in one report would make it lie.
 """
 
 from __future__ import annotations
 
+import json
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 from harness import report_json
+from harness.errors import UsageError
 from harness.results import CheckResult, Status
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived. A BaseException, so no ``except Exception`` in a pass or verifier swallows it."""
+
+
+@contextmanager
+def sigterm_raises():
+    """Turn SIGTERM into :class:`Terminated` in the main thread (elsewhere signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _default_writers() -> list:
@@ -39,6 +72,10 @@ class Session:
     writers: list = field(default_factory=_default_writers)
     # (pass, graph, check) triples whose violation is known and recorded: they do not fail the run.
     waived: set = field(default_factory=set)
+    # Continue the incomplete results.json in report_dir (see load_previous).
+    resume: bool = False
+    # (pass, graph) pairs a resumed report already holds: pass as RunConfig(skip=...).
+    done_pairs: frozenset = frozenset()
 
     def progress(self, done: int, total: int, pass_name: str, graph: str, rs: list[CheckResult]) -> None:
         if self.quiet:
@@ -89,15 +126,55 @@ class Session:
                   f"{s['by_status']['error']} error, {s['violations']} violations; report: {path}", file=sys.stdout)
         return status
 
-    def run(self, body: Callable[["Session"], None], extra: Optional[Callable[[], dict]] = None) -> int:
-        """Run ``body``; on Ctrl-C still write what is done, marked incomplete."""
+    def load_previous(self) -> None:
+        """Take the finished pairs of report_dir's results.json; UsageError if it cannot be continued."""
+        from harness.sharding import SAME_ENVIRONMENT
+
+        path = Path(self.report_dir) / report_json.RESULTS_FILE
+        if not path.exists():
+            self.note(f"nothing to resume in {self.report_dir}: starting afresh")
+            return
+        doc = report_json.load(path)
+        mine = json.loads(json.dumps(self.configuration, default=str))
+        theirs = doc.get("configuration")
+        if theirs != mine:
+            keys = sorted(k for k in set(mine) | set(theirs or {}) if mine.get(k) != (theirs or {}).get(k))
+            raise UsageError(f"cannot --resume {path}: it was run with a different configuration "
+                             f"({', '.join(keys) or 'configuration'} differ); run without --resume to start over")
+        env = doc.get("environment") or {}
+        here = report_json.environment()
+        for k in SAME_ENVIRONMENT:
+            if env.get(k) != here.get(k):
+                raise UsageError(f"cannot --resume {path}: it ran with {k} {env.get(k)}, this is {here.get(k)}")
         try:
-            body(self)
-        except KeyboardInterrupt:
-            self.note("interrupted: writing the report of what finished")
-            self.finish(complete=False, extra=extra() if extra else None)
-            return 130
+            previous = [CheckResult.from_json(r) for r in doc["results"]]
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            raise UsageError(f"results file {path} does not follow the passgate results schema "
+                             f"(a record lacks {exc})") from None
+        self.results.extend(previous)
+        self.done_pairs = frozenset((r.pass_name, r.graph) for r in previous)
+        state = "complete" if doc.get("complete") else "incomplete"
+        self.note(f"resuming {state} {path}: {len(self.done_pairs)} pass x graph pair(s) already done")
+
+    def run(self, body: Callable[["Session"], None], extra: Optional[Callable[[], dict]] = None) -> int:
+        """Run ``body``; on Ctrl-C (130) or SIGTERM (1) still write what is done, marked incomplete."""
+        if self.resume:
+            self.load_previous()
+        with sigterm_raises():
+            try:
+                body(self)
+            except KeyboardInterrupt:
+                return self._interrupted("interrupted", extra, 130)
+            except Terminated:
+                return self._interrupted("terminated (SIGTERM)", extra, 1)
         return self.finish(extra=extra() if extra else None)
+
+    def _interrupted(self, what: str, extra: Optional[Callable[[], dict]], status: int) -> int:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the report short
+        self.note(f"{what}: writing the report of what finished (rerun with --resume to continue)")
+        self.finish(complete=False, extra=extra() if extra else None)
+        return status
 
 
 def render_table(results: list[CheckResult], strict: bool = False) -> str:
