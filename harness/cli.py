@@ -27,6 +27,10 @@ COMMANDS: dict[str, str] = {
     "report": "harness.cmd_report",
     "certify": "harness.cmd_certify",
     "verify": "harness.cmd_certify",
+    "passes": "harness.cmd_passes",
+    "run": "harness.cmd_run",
+    "baseline": "harness.cmd_baseline",
+    "bisect": "harness.cmd_bisect",
 }
 
 DESCRIPTION = """\

@@ -82,14 +82,35 @@ def _prepare(p: Any, ep) -> Any:
 class PassSequence(ExportedProgramPassBase):
     """Several steps as one pass on the program (a pipeline, or a prefix of one for bisection)."""
 
-    def __init__(self, steps: list[Step], verifiers: Optional[Callable[[], list]] = None):
+    def __init__(self, steps: list[Step], verifiers: Optional[Callable[[], list]] = None,
+                 last_requires: bool = False):
         self.steps = list(steps)
         self.verifiers = verifiers  # None: keep the program's own
+        # A catalog entry run after its prerequisites: the entry's own ``requires`` decides applicability.
+        self.last_requires = last_requires
+
+    def requires(self, exported_program) -> None:
+        if not self.last_requires or not self.steps:
+            return
+        from harness.invoke import run_pass
+
+        ep = copy.deepcopy(exported_program)
+        for i, step in enumerate(self.steps[:-1]):
+            run = run_pass(replace(step.loaded(), obj=_Prepared(step.factory)), ep, None)
+            if run.outcome != "ok":
+                raise StepFailed(i, step.name, run.outcome, run.error)
+            ep = run.program
+        last = _prepare(self.steps[-1].factory(ep), ep)
+        if hasattr(last, "requires"):
+            last.requires(ep if isinstance(last, ExportedProgramPassBase) else ep.graph_module)
 
     def call(self, exported_program):
         from harness.invoke import run_pass
 
-        ep = exported_program
+        # A pipeline owns the program it transforms: work on a copy, so in-place steps followed by
+        # copying ones do not read as "returned a new program but edited the one it was handed"
+        # (each step's own input_unchanged is judged by verify_each).
+        ep = copy.deepcopy(exported_program)
         for i, step in enumerate(self.steps):
             loaded = replace(step.loaded(), obj=_Prepared(step.factory))
             run = run_pass(loaded, ep, None)
