@@ -42,6 +42,7 @@ th,td{border:1px solid #d9dde3;padding:4px 8px;text-align:left;vertical-align:to
 th{background:#eef0f4;font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
 table.matrix td{min-width:64px;font-size:12px}table.matrix th.g{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;max-height:180px}
+table.matrix th.gr{font-weight:500;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
 table.matrix td a{color:inherit;text-decoration:none;display:block}
 td.ok{background:#d4edda}td.fail{background:#f5c2c0}td.error{background:#c9a3e6}td.warn{background:#ffe8a3}
 td.known{background:#d6e4f0}td.na{background:#eceff3;color:#6b7280}td.none{background:#fff}
@@ -135,33 +136,58 @@ def _gate(doc: dict) -> str:
     return "".join(parts)
 
 
+def _label(name: str, limit: int = 34) -> str:
+    """A header that fits: long generated case names keep their head and tail; the title has it all."""
+    short = name if len(name) <= limit else name[: limit - 13] + "…" + name[-12:]
+    return f'<span title="{_e(name)}">{_e(short)}</span>'
+
+
+def _blocks(v: reports.View) -> list[tuple[list, list]]:
+    """Graphs grouped by the set of passes run on them, so disjoint runs (IR passes on the zoo, a
+    Vulkan fusion on its recipe cases) get their own dense tables instead of one mostly empty one."""
+    groups: dict[frozenset, list] = {}
+    for g in v.graphs:
+        groups.setdefault(frozenset(p for p in v.passes if (p, g) in v.cells), []).append(g)
+    return [([p for p in v.passes if p in ps], gs) for ps, gs in groups.items() if ps]
+
+
+def _cell(v: reports.View, p: str, g: str) -> str:
+    c = v.cells.get((p, g))
+    if c is None:
+        return '<td class="none"></td>'
+    title = "; ".join(f"{r['check']}: {r.get('message', '')}"[:200] for r in c.records if r["status"] in ("fail", "error"))
+    inner = f'<span class="v">{_e(c.verdict)}</span>'
+    if c.failing:
+        inner += '<div class="ids">' + "<br>".join(_e(x) for x in c.failing) + "</div>"
+        inner = f'<a href="#{_anchor(p, g)}">{inner}</a>'
+    return f'<td class="{"na" if c.verdict == "n/a" else c.verdict}" title="{_e(title)}">{inner}</td>'
+
+
 def _matrix(v: reports.View) -> str:
     if not v.cells:
         return '<h2 id="matrix">Pass x graph</h2><p class="muted">No checks ran.</p>'
-    css = {"n/a": "na"}
     legend = ('<p class="legend"><span class="ok" style="background:#d4edda">ok</span>'
               '<span style="background:#f5c2c0">fail (violation)</span><span style="background:#c9a3e6">error (harness)'
               '</span><span style="background:#ffe8a3">warn (should-level)</span><span style="background:#d6e4f0">'
               'known violation</span><span style="background:#eceff3">not applicable</span></p>')
-    head = "<tr><th>pass \\ graph</th>" + "".join(f'<th class="g">{_e(g)}</th>' for g in v.graphs) + "</tr>"
-    rows = []
-    for p in v.passes:
-        tds = []
-        for g in v.graphs:
-            c = v.cells.get((p, g))
-            if c is None:
-                tds.append('<td class="none"></td>')
-                continue
-            title = "; ".join(f"{r['check']}: {r.get('message', '')}"[:200] for r in c.records
-                              if r["status"] in ("fail", "error"))
-            inner = f'<span class="v">{_e(c.verdict)}</span>'
-            if c.failing:
-                inner += '<div class="ids">' + "<br>".join(_e(x) for x in c.failing) + "</div>"
-                inner = f'<a href="#{_anchor(p, g)}">{inner}</a>'
-            tds.append(f'<td class="{css.get(c.verdict, c.verdict)}" title="{_e(title)}">{inner}</td>')
-        rows.append(f"<tr><th>{_e(p)}</th>{''.join(tds)}</tr>")
+    tables = []
+    for passes, graphs in _blocks(v):
+        prefix = os.path.commonprefix(graphs) if len(graphs) > 1 else ""
+        prefix = prefix[: prefix.rfind("/") + 1]  # shared folder-like part of generated names, said once
+        name = {g: g[len(prefix):] for g in graphs}
+        corner = f"graph{f' ({_e(prefix)}…)' if prefix else ''}"
+        if len(graphs) > len(passes) and (len(graphs) > 12 or max(map(len, name.values())) > 34):
+            # long and thin, or long names: graphs down (names readable), passes across
+            head = f"<tr><th>{corner} \\ pass</th>" + "".join(f"<th>{_label(p)}</th>" for p in passes) + "</tr>"
+            rows = [f'<tr><th class="gr">{_label(name[g], 90)}</th>{"".join(_cell(v, p, g) for p in passes)}</tr>'
+                    for g in graphs]
+        else:
+            head = (f"<tr><th>pass \\ {corner}</th>"
+                    + "".join(f'<th class="g">{_label(name[g])}</th>' for g in graphs) + "</tr>")
+            rows = [f"<tr><th>{_label(p)}</th>{''.join(_cell(v, p, g) for g in graphs)}</tr>" for p in passes]
+        tables.append(f'<div class="scroll"><table class="matrix">{head}{"".join(rows)}</table></div>')
     return (f'<h2 id="matrix">Pass x graph ({len(v.passes)} x {len(v.graphs)})</h2>{legend}'
-            f'<div class="scroll"><table class="matrix">{head}{"".join(rows)}</table></div>')
+            + "<br>".join(tables))
 
 
 def _failures(v: reports.View, report_dir: Optional[Path]) -> str:
@@ -236,7 +262,7 @@ def _vulkan(doc: dict) -> str:
         return ""
     rows = "".join(
         f'<tr><td><code>{_e(s.op)}</code></td><td>{len(s.cases)}</td><td>{s.fused}</td>'
-        f"<td>{_fmt(s.worst_error, '.3g')}</td><td>{_fmt(report_plots.median(s.sqnr_fused))}</td>"
+        f"<td>{_fmt(s.worst_error, '.3g')} {_e(s.unit if s.worst_error is not None else '')}</td><td>{_fmt(report_plots.median(s.sqnr_fused))}</td>"
         f"<td>{_fmt(report_plots.median(s.sqnr_qdq))}</td>"
         f'<td class="{"fail" if s.failed else "ok"}">{_e(s.verdict)}</td></tr>' for s in stats.values())
     table = ("<table><tr><th>fused op</th><th>cases</th><th>fused</th><th>worst error vs Q/DQ</th>"

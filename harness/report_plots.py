@@ -5,12 +5,14 @@ The Vulkan checks (``fusion_expected``, ``fused_vs_qdq``, ``fused_vs_float``,
 reads them tolerantly, because a vendor's executor may report fewer fields
 than ours; keys read (first one present wins):
 
-- fused op: ``op``, ``fused_op``, ``expected_op``; else the graph name;
+- fused op: ``op``, ``fused_op``, ``expected_op``; else the recipe in a
+  ``vulkan/<recipe>/<shape>/s<seed>`` graph name; else the ops a case's
+  ``fusion_expected`` record lists as ``emitted``; else the graph name;
 - SQNR of the fused program against the float model: ``sqnr_db``,
   ``sqnr_fused_db``, ``sqnr``; of the Q/DQ program: ``sqnr_qdq_db``,
   ``qdq_sqnr_db``;
-- error against the Q/DQ program: ``max_lsb_err``, ``lsb_err``,
-  ``max_abs_err``; a distribution: ``errors`` (a list of numbers).
+- error against the Q/DQ program: ``worst_lsb``, ``max_lsb_err``,
+  ``lsb_err``, ``max_abs_err``; a distribution: ``errors`` (a list of numbers).
 
 Plots are drawn with matplotlib's Agg backend (no display, no network) and
 returned as base64 PNG so the HTML report stays one file that opens offline.
@@ -38,12 +40,22 @@ def _first(d: dict, *keys) -> Optional[float]:
     return None
 
 
-def op_of(record: dict) -> str:
+def _short(op) -> str:
+    """et_vk.linear_q4gsw.default -> linear_q4gsw: the name the Vulkan docs and recipes use."""
+    name = str(op).removeprefix("et_vk.")
+    return name.removesuffix(".default")
+
+
+def op_of(record: dict, emitted: Optional[dict] = None) -> str:
     d = record.get("details") or {}
     for k in ("op", "fused_op", "expected_op"):
         if isinstance(d.get(k), str) and d[k]:
             return d[k]
-    return record["graph"]
+    parts = record["graph"].split("/")
+    if len(parts) >= 3 and parts[0] == "vulkan":
+        return parts[1]
+    ops = (emitted or {}).get((record["pass_name"], record["graph"]))
+    return "+".join(sorted(ops)) if ops else record["graph"]
 
 
 @dataclass
@@ -55,6 +67,7 @@ class OpStats:
     sqnr_fused: list = field(default_factory=list)
     sqnr_qdq: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # per case worst error, or the reported distribution
+    unit: str = ""  # what the errors count, as the check reports it (e.g. "out LSB")
 
     @property
     def verdict(self) -> str:
@@ -67,10 +80,13 @@ class OpStats:
 
 def vulkan_stats(results: list) -> dict[str, OpStats]:
     ops: dict[str, OpStats] = {}
+    emitted = {(r["pass_name"], r["graph"]): [_short(k) for k in (r.get("details") or {}).get("emitted") or ()]
+               for r in results if r["check"] == "fusion_expected"}
     for r in results:
         if r["check"] not in VULKAN_CHECKS:
             continue
-        st = ops.setdefault(op_of(r), OpStats(op_of(r)))
+        op = op_of(r, emitted)
+        st = ops.setdefault(op, OpStats(op))
         st.cases.add(r["graph"])
         d = r.get("details") or {}
         if r["status"] in ("fail", "error"):
@@ -88,9 +104,11 @@ def vulkan_stats(results: list) -> dict[str, OpStats]:
             if isinstance(dist, list) and dist:
                 st.errors.extend(float(x) for x in dist if isinstance(x, (int, float)) and math.isfinite(x))
             else:
-                err = _first(d, "max_lsb_err", "lsb_err", "max_abs_err")
+                err = _first(d, "worst_lsb", "max_lsb_err", "lsb_err", "max_abs_err")
                 if err is not None:
                     st.errors.append(err)
+            if isinstance(d.get("unit"), str) and d["unit"] and not st.unit:
+                st.unit = d["unit"]
     return dict(sorted(ops.items()))
 
 

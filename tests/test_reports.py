@@ -170,6 +170,8 @@ def test_html_vulkan_section_embeds_plots_and_coverage(doc):
     pngs = [base64.b64decode(src.split(",", 1)[1]) for src in page.images if src.startswith("data:image/png;base64,")]
     assert len(pngs) == 2 and all(p.startswith(b"\x89PNG") for p in pngs)
     assert "q8ta_conv2d_dw" in html and "1 in no case" in html
+    # the IR passes and the Vulkan fusion ran on disjoint graphs: two dense matrices, not one mostly empty
+    assert html.count('<table class="matrix">') == 2 and '<td class="none">' not in html
 
 
 def test_a_crashing_writer_costs_one_report_not_the_results(tmp_path, capsys):
