@@ -19,7 +19,8 @@ from pathlib import Path
 
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="merge shard reports, diff two runs, re-render reports",
-                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+                       description="Work on results.json files after a run: merge the parts of a --shard I/N run "
+                       "(merge), compare two runs (diff), rewrite junit.xml / summary.md / report.html (render).")
     rsub = p.add_subparsers(dest="report_command", metavar="ACTION", parser_class=type(p), required=True)
 
     m = rsub.add_parser("merge", help="join the reports of --shard I/N runs into one",
