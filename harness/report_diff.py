@@ -23,7 +23,8 @@ from harness import reports
 
 
 def change(r: dict) -> dict:
-    return {"pass_name": r["pass_name"], "graph": r["graph"], "check": r["check"],
+    """A gate entry, keyed like the baseline gate's (``pass``, not ``pass_name``)."""
+    return {"pass": r["pass_name"], "graph": r["graph"], "check": r["check"],
             "status": r["status"], "message": r.get("message", "")}
 
 

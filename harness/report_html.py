@@ -131,7 +131,7 @@ def _gate(doc: dict) -> str:
         if rows:
             parts.append(f"<h3>{title}</h3><table><tr><th>pass</th><th>graph</th><th>check</th><th>message</th></tr>")
             parts += [f"<tr><td>{_e(c.get('pass_name'))}</td><td>{_e(c.get('graph'))}</td><td>{_e(c.get('check'))}"
-                      f"</td><td>{_e(c.get('message'))}</td></tr>" for c in rows]
+                      f"</td><td>{_e(c.get('message') or c.get('reason'))}</td></tr>" for c in rows]
             parts.append("</table>")
     return "".join(parts)
 

@@ -47,7 +47,7 @@ def _table(header: list[str], rows: Iterable[list[str]], total: Optional[int] = 
 
 
 def _change_rows(changes: list) -> list[list[str]]:
-    return [[code(c.get("pass_name")), code(c.get("graph")), code(c.get("check")), cell_text(c.get("message"))]
+    return [[code(c.get("pass_name")), code(c.get("graph")), code(c.get("check")), cell_text(c.get("message") or c.get("reason"))]
             for c in changes]
 
 

@@ -15,9 +15,11 @@ Keys the renderers read from ``details`` when present (other issues fill
 them; everything is optional): ``repro`` (path of a standalone reproducer
 script), ``shrunk_graph`` (the minimal failing graph as code; ``shrunk_code``
 and ``minimal_graph`` are accepted too), ``traceback``. Optional document
-sections: ``gate`` (``regressions`` / ``fixed`` / ``unchanged`` lists of
-``{pass_name, graph, check, message}``), ``op_coverage`` (op -> case count),
-``known_violations``, ``shards``, ``certification``.
+sections: ``gate`` (``regressions`` / ``fixed`` / ``unchanged`` / ``known``
+lists of ``{pass, graph, check, message}``, as the baseline gate and
+``passgate report diff`` write them; ``gate.known`` entries are waived like
+``known_violations``), ``op_coverage`` (op -> case count), ``shards``,
+``certification``.
 
 :func:`default_writers` is what :class:`harness.session.Session` calls, so
 every run leaves results.json, junit.xml, summary.md and report.html side by
@@ -49,8 +51,15 @@ def key(record: dict) -> tuple[str, str, str]:
     return record["pass_name"], record["graph"], record["check"]
 
 
+def pass_of(entry: dict) -> str:
+    """Gate and known-violation entries name the pass ``pass``; result records ``pass_name``."""
+    return entry.get("pass") or entry.get("pass_name") or ""
+
+
 def known_set(doc: dict) -> set:
-    return {(k.get("pass"), k.get("graph"), k.get("check")) for k in doc.get("known_violations") or ()}
+    """Violations recorded as known, so waived: the suite's ``known_violations`` and the baseline's ``gate.known``."""
+    entries = list(doc.get("known_violations") or ()) + list((doc.get("gate") or {}).get("known") or ())
+    return {(pass_of(k), k.get("graph"), k.get("check")) for k in entries}
 
 
 def is_strict(doc: dict) -> bool:
@@ -155,8 +164,11 @@ def op_coverage(doc: dict) -> dict[str, int]:
 
 
 def gate(doc: dict) -> dict:
+    """The gate section with every entry carrying ``pass_name`` (whichever key its writer used)."""
     g = doc.get("gate") or {}
-    return {k: list(g.get(k) or ()) for k in ("regressions", "fixed", "unchanged")} | {"baseline": g.get("baseline")}
+    out = {k: [{**e, "pass_name": pass_of(e)} for e in g.get(k) or ()]
+           for k in ("regressions", "fixed", "unchanged", "known", "not_evaluated")}
+    return out | {"baseline": g.get("baseline")}
 
 
 def headline(v: View) -> str:

@@ -236,10 +236,29 @@ def _merge_sections(merged: dict, parts: list[dict]) -> None:
                         joined.append(item)
             merged[k] = joined
         elif k == "gate":
-            gate = {"baseline": values[0].get("baseline")}
-            for field in ("regressions", "fixed", "unchanged"):
-                gate[field] = [c for v in values for c in v.get(field) or ()]
-            merged[k] = gate
+            merged[k] = _merge_gates(values)
         elif all(v == values[0] for v in values) and len(values) == len(parts):
             merged[k] = values[0]
         # else: per-shard data that cannot be joined exactly (e.g. op coverage over each shard's own cases)
+
+
+def _merge_gates(values: list[dict]) -> dict:
+    """Each shard judged its own pairs against the baseline: a recorded violation one shard did not
+    evaluate may have been judged by another, so ``not_evaluated`` keeps only what no shard judged."""
+    def ident(e: dict) -> tuple:
+        return (e.get("pass") or e.get("pass_name"), e.get("graph"), e.get("check"))
+
+    gate: dict = {"baseline": values[0].get("baseline")}
+    for name in ("regressions", "fixed", "unchanged", "known"):
+        gate[name] = [e for v in values for e in v.get(name) or ()]
+    judged = {ident(e) for name in ("regressions", "fixed", "unchanged", "known") for e in gate[name]}
+    seen: set = set()
+    gate["not_evaluated"] = []
+    for v in values:
+        for e in v.get("not_evaluated") or ():
+            if ident(e) not in judged and ident(e) not in seen:
+                seen.add(ident(e))
+                gate["not_evaluated"].append(e)
+    if any("status" in v for v in values):
+        gate["status"] = "fail" if gate["regressions"] else "pass"
+    return gate

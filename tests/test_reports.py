@@ -217,3 +217,24 @@ def test_bad_results_files_exit_2_with_one_line(tmp_path, run_dir, capsys, damag
         assert len(err) == 1 and err[0].startswith("passgate: error:") and expect in err[0], err
     assert main(["report", "render", str(tmp_path / "missing")]) == 2
     assert "results file not found" in capsys.readouterr().err
+
+
+def test_baseline_gate_section_is_rendered_and_its_known_violations_waived(tmp_path, doc):
+    """The gate of `passgate run --baseline` (entries keyed `pass`): valid, shown, and its known
+    violations are not failures in JUnit, so a green gate is green in the CI test view too."""
+    violations = [r for r in doc["results"] if r["status"] == "fail" and r["level"] == "must"]
+    known = [{"pass": r["pass_name"], "graph": r["graph"], "check": r["check"], "reason": "upstream bug",
+              "now": r["message"]} for r in violations[1:]]
+    regression = violations[0]
+    doc["gate"] = {"regressions": [{"pass": regression["pass_name"], "graph": regression["graph"],
+                                    "check": regression["check"], "status": "fail", "message": regression["message"]}],
+                   "fixed": [{"pass": "Old", "graph": "mlp", "check": "meta_val", "reason": "fixed upstream"}],
+                   "known": known, "not_evaluated": [], "baseline": "reports/baseline.json", "status": "fail"}
+    assert reports.validation_errors(doc) == []
+    reports.write_all(tmp_path, doc)
+    xml = JUnitXml.fromfile(str(tmp_path / "junit.xml"))
+    failed = [c.name for s in xml for c in s if any(isinstance(r, Failure) for r in c.result)]
+    assert failed == [f"{regression['graph']}::{regression['check']}"]
+    md = (tmp_path / "summary.md").read_text()
+    assert "### Regressions against `reports/baseline.json`: 1" in md and "fixed upstream" in md
+    assert "1 violation(s)" in md and f"{len(known)} known" in md
