@@ -7,8 +7,9 @@ and in the README):
   catalogs (ExecuTorch's own passes, the shared transforms, Vulkan, XNNPACK)
   on the built-in graphs, passes that take seconds per call left out;
 - ``standard``: the default of ``tox -e conformance``. Every catalog that runs
-  here on the built-in and quantized graphs, and the backend pipelines
-  (Vulkan, XNNPACK, to_executorch) verified after every pass;
+  here on the built-in and quantized graphs, the backend pipelines
+  (Vulkan, XNNPACK, to_executorch) verified after every pass, and the
+  Vulkan and XNNPACK partitioners (support, convexity, delegate calls);
 - ``full``: certification. Every catalog on every graph source (built-in,
   model zoo, quantized, random), pipelines included.
 
@@ -24,6 +25,7 @@ from harness.errors import UsageError
 
 CORE_CATALOGS = ("exir", "transforms", "vulkan", "xnnpack")
 PIPELINE_NAMES = ("vulkan", "xnnpack", "to_executorch")
+PARTITIONER_NAMES = ("vulkan", "xnnpack")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Profile:
     include_slow: bool
     pipelines: tuple[str, ...]
     random_count: int = 0
+    partitioners: tuple[str, ...] = ()
     description: str = ""
 
 
@@ -41,9 +44,12 @@ PROFILES: dict[str, Profile] = {
     "quick": Profile("quick", CORE_CATALOGS, ("builtin",), False, (),
                      description="core catalogs, built-in graphs, no slow passes: pre-merge"),
     "standard": Profile("standard", (), ("builtin", "quantized"), True, PIPELINE_NAMES,
-                        description="every catalog, built-in + quantized graphs, backend pipelines: tox -e conformance"),
+                        partitioners=PARTITIONER_NAMES,
+                        description="every catalog, built-in + quantized graphs, backend pipelines and partitioners: "
+                                    "tox -e conformance"),
     "full": Profile("full", (), ("builtin", "zoo", "quantized", "random"), True, PIPELINE_NAMES, random_count=25,
-                    description="every catalog on every graph source, backend pipelines: certification"),
+                    partitioners=PARTITIONER_NAMES,
+                    description="every catalog on every graph source, pipelines, partitioners: certification"),
 }
 
 

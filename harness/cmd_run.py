@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import sys
+from dataclasses import replace
 
 from harness.cmd_check import add_common_run_options, configure_cache
 from harness.errors import UsageError
@@ -45,6 +46,9 @@ def add_run_arguments(p) -> None:
     p.add_argument("--pipeline", dest="pipelines", action="append", metavar="NAME|SPEC",
                    help="also run this pipeline verify-each (repeatable; default: the profile's, none with --catalog)")
     p.add_argument("--no-pipelines", action="store_true", help="run no pipeline")
+    p.add_argument("--partitioner", dest="partitioners", action="append", choices=("vulkan", "xnnpack"),
+                   help="also check this backend partitioner (repeatable; default: the profile's, none with --catalog)")
+    p.add_argument("--no-partitioners", action="store_true", help="check no partitioner")
     add_common_run_options(p)
 
 
@@ -152,26 +156,42 @@ def run(args) -> int:
     pipeline_names = [] if args.no_pipelines else (args.pipelines or ([] if args.catalog or args.only
                                                                        else list(prof.pipelines)))
     pipelines = [resolve_pipeline(n) for n in pipeline_names]
+    partitioner_names = [] if args.no_partitioners else (args.partitioners or (
+        [] if args.catalog or args.only else list(prof.partitioners)))
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
-    config = RunConfig(timeout=args.timeout, seed=args.seed)
+    from harness import isolation
+
+    config = RunConfig(timeout=args.timeout, seed=args.seed,
+                       isolate=not getattr(args, "no_isolation", False) and isolation.available())
     applied = {e.name: [s.name for s in specs if e.applies(s)] for e in runnable}
+    if getattr(args, "shard", None):  # contiguous block I of N of the sorted (entry, graph) pairs
+        pairs = sorted((name, g) for name, graphs in applied.items() for g in graphs)
+        lo, hi = args.shard.bounds(len(pairs)) if hasattr(args.shard, "bounds") else (0, len(pairs))
+        mine = set(pairs[lo:hi])
+        applied = {name: [g for g in graphs if (name, g) in mine] for name, graphs in applied.items()}
+        pipeline_names = pipeline_names if args.shard.index == 1 else []
+        pipelines = pipelines if args.shard.index == 1 else []
+        partitioner_names = partitioner_names if args.shard.index == 1 else []
     by_name = {s.name: s for s in specs}
-    session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet, configuration={
+    session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet,
+                      resume=getattr(args, "resume", False), configuration={
         "command": "run", "profile": prof.name, "catalogs": [c.name for c in catalogs],
         "entries": [e.name for e in runnable], "pipelines": [p.name for p in pipelines],
+        "partitioners": partitioner_names,
         "graphs": [s.name for s in specs], "graph_selection": args.graphs or list(prof.graphs),
         "seed": args.seed, "count": args.count, "timeout": args.timeout, "strict": args.strict,
-        "baseline": getattr(args, "baseline", None),
+        "baseline": getattr(args, "baseline", None), "shard": str(args.shard) if getattr(args, "shard", None) else None,
     })
     for note in notes:
         session.note(note)
     gate_box: dict = {}
 
     def body(s: Session) -> None:
-        needed = [sp for sp in specs if pipelines or any(sp.name in g for g in applied.values())]
+        needed = [sp for sp in specs if pipelines or partitioner_names or any(sp.name in g for g in applied.values())]
         cases = {c.name: c for c in s.load_cases(needed)}
-        total = sum(len(g) for g in applied.values()) + sum(len(p.steps) for p in pipelines) * len(cases)
+        total = (sum(len(g) for g in applied.values()) + sum(len(p.steps) for p in pipelines) * len(cases)
+                 + len(partitioner_names) * len(cases))
         done = [0]
 
         def progress(_d, _t, pass_name, graph, rs):
@@ -182,7 +202,7 @@ def run(args) -> int:
         for e in runnable:
             chosen = [cases[g] for g in applied[e.name] if g in cases]
             if chosen:
-                run_entry(e, chosen, config, progress)
+                run_entry(e, chosen, replace(config, skip=s.done_pairs), progress)
         for p in pipelines:
             pconfig = RunConfig(stage=p.stage, timeout=args.timeout, seed=args.seed, checks=PIPELINE_CHECKS)
             for case in cases.values():
@@ -190,6 +210,14 @@ def run(args) -> int:
                             on_step=lambda rep, case=case, p=p: progress(0, 0, rep.results[0].pass_name
                                                                          if rep.results else f"{p.name}/{rep.step}",
                                                                          case.name, rep.results))
+
+        if partitioner_names:
+            from harness.partitioners import PARTITIONERS, check_backend_partitioner
+
+            for name in partitioner_names:
+                for case in cases.values():
+                    rs = check_backend_partitioner(PARTITIONERS[name], case).results
+                    progress(0, 0, f"partitioner.{name}", case.name, rs)
 
     def extra() -> dict:
         annotate_known(session.results, entries, by_name)

@@ -55,6 +55,11 @@ CHECKS: dict[str, CheckInfo] = {
         CheckInfo("fused_vs_qdq", Level.MUST, "fused output matches the unfused Q/DQ program", "vulkan"),
         CheckInfo("fused_vs_float", Level.MUST, "fused output is within its SQNR bound of the float model", "vulkan"),
         CheckInfo("device_vs_reference", Level.MUST, "a device executor matches the reference", "vulkan"),
+        CheckInfo("partition_supported", Level.MUST, "every node of a proposed partition is one its operator "
+                  "support accepts", "partition"),
+        CheckInfo("partition_convex", Level.MUST, "no path leaves a partition and comes back into it", "partition"),
+        CheckInfo("delegate_call_only", Level.MUST, "the lowered program reaches delegates only through "
+                  "executorch_call_delegate, never call_module", "partition"),
     )
 }
 
