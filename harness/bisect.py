@@ -152,9 +152,11 @@ def write_repro(result: BisectResult, spec: str, folder: Path, seed: int = 0, co
         return None
     safe = "".join(c if c.isalnum() else "_" for c in f"{result.pipeline}_{result.graph}")[:80]
     path = Path(folder) / f"repro_bisect_{safe}.py"
-    path.write_text(textwrap.dedent(REPRO).format(
+    from harness.cache import atomic_write_bytes
+
+    atomic_write_bytes(path, textwrap.dedent(REPRO).format(
         summary=result.summary(), graph=result.graph, before=result.first_bad, pipeline=result.pipeline,
         step_no=result.first_bad + 1, step=result.step, name=path.name, spec=spec, count=count, seed=seed,
-        index=result.first_bad, strict=strict, check=result.check))
+        index=result.first_bad, strict=strict, check=result.check).encode())
     result.repro = str(path)
     return path

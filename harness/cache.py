@@ -21,6 +21,7 @@ import json
 import os
 import pickle
 import sys
+import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,14 +43,27 @@ def default_cache_root() -> Path:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` so that ``path`` is either the old file or the whole new one."""
+    """Write ``data`` so that ``path`` is either the old file or the whole new one.
+
+    The temporary name is unique per process and thread, and it is removed
+    when the write is cut short (full disk, Ctrl-C, SIGTERM), so an
+    interrupted run leaves neither a half-written file nor debris.
+    """
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
 
 
 def _serialize_program(ep) -> dict:

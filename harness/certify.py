@@ -161,9 +161,11 @@ def write_manifest(root: Path, private_key_pem: Optional[bytes] = None) -> dict:
     manifest = {"format": BUNDLE_FORMAT, "algorithm": "sha256", "files": files}
     manifest["self_digest"] = _self_digest(manifest)
     data = canonical_json(manifest)
-    (root / MANIFEST).write_bytes(data)
+    from harness.cache import atomic_write_bytes  # a bundle cut short must not hold a half-written manifest
+
+    atomic_write_bytes(root / MANIFEST, data)
     if private_key_pem is not None:
-        (root / SIGNATURE).write_bytes(canonical_json(sign(data, private_key_pem)))
+        atomic_write_bytes(root / SIGNATURE, canonical_json(sign(data, private_key_pem)))
     return manifest
 
 

@@ -113,9 +113,11 @@ def run_certify(args) -> int:
         passes=doc["configuration"]["passes"],
         graphs=[{"name": c["name"], "source": c.get("source"), "key": c.get("key")} for c in doc["cases"]],
         known_violations=known, verdict=verdict, exit_status=status, summary=doc["summary"])
-    (out / certify.CERTIFICATE).write_bytes(certify.canonical_json(cert.to_json()))
+    from harness.cache import atomic_write_bytes
+
+    atomic_write_bytes(out / certify.CERTIFICATE, certify.canonical_json(cert.to_json()))
     if not cert.full:
-        (out / certify.NOT_FULL).write_text(certify.not_full_notice(wl.profile))
+        atomic_write_bytes(out / certify.NOT_FULL, certify.not_full_notice(wl.profile).encode())
     certify.write_manifest(out, key_pem)
     if not args.quiet:
         partial = "" if cert.full else f" -- NOT A FULL CERTIFICATION (profile {wl.profile})"

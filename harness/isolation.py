@@ -51,6 +51,13 @@ from harness.results import IR_CHECK_IDS, CheckResult, Status, result
 HARNESS_LIMIT_S = 900.0
 _DUMP_WAIT_S = 0.5  # how long a hung worker gets to write its stack before SIGKILL
 
+# Per-case memos of harness.runner (reference outputs, shared-case fingerprints).
+# A worker sends back what it computed and the parent keeps it, so the next
+# worker forked (after a crash, or for the next check_all call of a catalog
+# run) inherits them instead of recomputing. Keys hold id(case), which a
+# fork preserves; the values were computed under the workers' thread count.
+_MEMOS = ("_REFERENCES", "_SHARED_FPS")
+
 _PHASES = {
     "run": "while running the pass",
     "idempotent": "during its second run (idempotent check)",
@@ -83,10 +90,10 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
 
     import torch
 
-    from harness import invoke
-    from harness.runner import check_pass_on_case
+    from harness import invoke, runner
 
     torch.set_num_threads(1)
+    known = {name: set(getattr(runner, name)) for name in _MEMOS}
     state = {"label": None, "calls": 0}
 
     def watch(event: str, label: str, timeout: Optional[float]) -> None:
@@ -105,15 +112,20 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
         loaded, case = todo[seq]
         state.update(label=None, calls=0)
         try:
-            rs = check_pass_on_case(loaded, case, config)
+            rs = runner.check_pass_on_case(loaded, case, config)
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt from a pass, or a harness bug
             rs = _escaped(loaded, case, config, exc, state)
+        memo = {}
+        for name in _MEMOS:
+            table = getattr(runner, name)
+            memo[name] = {k: v for k, v in table.items() if k not in known[name]}
+            known[name].update(memo[name])
         try:
-            conn.send(("done", seq, rs))
+            conn.send(("done", seq, rs, memo))
         except Exception as exc:  # noqa: BLE001 - details that do not pickle must not lose the verdicts
             for r in rs:
                 r.details = {"unpicklable_details": f"{type(exc).__name__}: {exc}", "repr": repr(r.details)[:2000]}
-            conn.send(("done", seq, rs))
+            conn.send(("done", seq, rs, {}))
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -302,6 +314,7 @@ class Pool:
                     w.label, w.pass_deadline = None, float("inf")
                 elif kind == "done":
                     w.seq = None
+                    self._keep_memos(rest[2])
                     if any(r.check == "input_unchanged" and r.status is Status.FAIL for r in rest[1]):
                         self._retire(w)  # the worker's copy of the shared case may be corrupt: start clean
                     return rest[1]
@@ -328,6 +341,13 @@ class Pool:
                               f"outside the pass {self._phase(w)}; its worker was killed", {"outcome": "harness_error"},
                               kill=True)
         return None
+
+    @staticmethod
+    def _keep_memos(memo: dict) -> None:
+        from harness import runner
+
+        for name, entries in memo.items():
+            getattr(runner, name).update(entries)
 
     def _phase(self, w: _Worker) -> str:
         if w.label is not None:

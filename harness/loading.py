@@ -23,6 +23,7 @@ import importlib.util
 import inspect
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -86,6 +87,27 @@ def instantiate(cls: type, exported_program=None) -> Any:
     )
 
 
+@contextmanager
+def _user_import(folder: Optional[str]):
+    """Import from ``folder`` (a pass file's own, or the cwd) while the import runs, and write nothing.
+
+    The folder leaves ``sys.path`` again afterwards, so a file there named like a
+    module passgate or torch imports later (``difflib.py``, ``tokenize.py``) is
+    never executed; ``dont_write_bytecode`` keeps ``__pycache__`` out of the
+    user's folders (passgate writes only to its report and cache folders).
+    """
+    added = folder is not None and folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = saved
+        if added and folder in sys.path:
+            sys.path.remove(folder)
+
+
 def _import_file(path: str):
     if not os.path.isfile(path):
         raise UsageError(f"pass file not found: {path}")
@@ -98,25 +120,23 @@ def _import_file(path: str):
     module = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = module
     # Let the file import its siblings, as `python file.py` would.
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
-        spec.loader.exec_module(module)
+        with _user_import(os.path.dirname(os.path.abspath(path))):
+            spec.loader.exec_module(module)
     except SyntaxError as exc:
         del sys.modules[mod_name]
         raise UsageError(f"syntax error in pass file {path}, line {exc.lineno}: {exc.msg}") from None
     except Exception as exc:
         del sys.modules[mod_name]
         raise UsageError(f"importing pass file {path} failed: {type(exc).__name__}: {exc}") from None
-    finally:
-        sys.path.pop(0)
     return module
 
 
 def _import_module(name: str):
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    cwd = None if "" in sys.path else os.getcwd()  # package.module SPECs resolve from the cwd, as `python -m` does
     try:
-        return importlib.import_module(name)
+        with _user_import(cwd):
+            return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name and (name == exc.name or name.startswith(exc.name + ".")):
             raise UsageError(f"pass module not found: {name}") from None
@@ -164,7 +184,7 @@ def load_pass(spec: str, semantics: Optional[str] = None, stage: Optional[str] =
         obj = getattr(obj, part)
     kind = _kind_of(obj)
     if kind is None or inspect.ismodule(obj):
-        raise UsageError(f"{spec} is not a pass: a {type(obj).__name__} is neither a class, an instance nor a function")
+        raise UsageError(f"{spec} is not a pass: {'an' if type(obj).__name__[0] in 'aeiouAEIOU' else 'a'} {type(obj).__name__} is neither a class, an instance nor a function")
     if kind == "class" and issubclass(obj, BaseException):
         raise UsageError(f"{spec} is not a pass: it is an exception class")
     if kind == "class" and _required_params(obj) > 1:

@@ -128,19 +128,20 @@ class Session:
 
     def load_previous(self) -> None:
         """Take the finished pairs of report_dir's results.json; UsageError if it cannot be continued."""
+        from harness.reports import load as load_results
         from harness.sharding import SAME_ENVIRONMENT
 
         path = Path(self.report_dir) / report_json.RESULTS_FILE
         if not path.exists():
             self.note(f"nothing to resume in {self.report_dir}: starting afresh")
             return
-        doc = report_json.load(path)
+        doc = load_results(path)  # one-line UsageError when unreadable, truncated or off-schema
         mine = json.loads(json.dumps(self.configuration, default=str))
         theirs = doc.get("configuration")
         if theirs != mine:
             keys = sorted(k for k in set(mine) | set(theirs or {}) if mine.get(k) != (theirs or {}).get(k))
             raise UsageError(f"cannot --resume {path}: it was run with a different configuration "
-                             f"({', '.join(keys) or 'configuration'} differ); run without --resume to start over")
+                             f"(it differs in {', '.join(keys) or 'its layout'}); run without --resume to start over")
         env = doc.get("environment") or {}
         here = report_json.environment()
         for k in SAME_ENVIRONMENT:

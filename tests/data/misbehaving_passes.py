@@ -45,3 +45,9 @@ def exits(gm):
 
 def hard_exits(gm):
     os._exit(7)
+
+
+def slow(gm):
+    """Correct, but slow enough that a run can be interrupted between two pairs."""
+    time.sleep(0.3)
+    return PassResult(gm, False)
