@@ -184,7 +184,7 @@ def _matrix(v: reports.View) -> str:
         else:
             head = (f"<tr><th>pass \\ {corner}</th>"
                     + "".join(f'<th class="g">{_label(name[g])}</th>' for g in graphs) + "</tr>")
-            rows = [f"<tr><th>{_label(p)}</th>{''.join(_cell(v, p, g) for g in graphs)}</tr>" for p in passes]
+            rows = [f"<tr><th>{_label(p, 60)}</th>{''.join(_cell(v, p, g) for g in graphs)}</tr>" for p in passes]
         tables.append(f'<div class="scroll"><table class="matrix">{head}{"".join(rows)}</table></div>')
     return (f'<h2 id="matrix">Pass x graph ({len(v.passes)} x {len(v.graphs)})</h2>{legend}'
             + "<br>".join(tables))
