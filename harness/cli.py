@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -59,6 +60,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _torch_writes_into_our_cache(args) -> None:
+    """Point torch's inductor cache folder into passgate's cache folder, unless the user chose one.
+
+    Importing ``executorch.exir`` imports ``torch._dynamo``, which creates
+    ``$TMPDIR/torchinductor_$USER`` at once; passgate writes only to its report
+    and cache folders (DESIGN.md), so torch's folder goes inside the latter.
+    """
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR") or getattr(args, "no_cache", False):
+        return
+    from harness.cache import default_cache_root
+
+    root = getattr(args, "cache_dir", None) or default_cache_root()
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(os.path.abspath(root), "torchinductor")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -70,6 +86,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from harness.quiet import silence_third_party
 
         silence_third_party()
+        _torch_writes_into_our_cache(args)
         return int(args.run(args))
     except UsageError as exc:
         print(f"passgate: error: {exc}", file=sys.stderr)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import pickle
 import select
 import signal
 import time
@@ -99,12 +100,12 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
     def watch(event: str, label: str, timeout: Optional[float]) -> None:
         state["label"] = label if event == "start" else None
         state["calls"] += event == "start"
-        conn.send((event, label, timeout))
+        _send(conn, (event, label, timeout))
 
     invoke.watch = watch
     while True:
         try:
-            seq = conn.recv()
+            seq = pickle.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return
         if seq is None:
@@ -121,11 +122,17 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
             memo[name] = {k: v for k, v in table.items() if k not in known[name]}
             known[name].update(memo[name])
         try:
-            conn.send(("done", seq, rs, memo))
+            _send(conn, ("done", seq, rs, memo))
         except Exception as exc:  # noqa: BLE001 - details that do not pickle must not lose the verdicts
             for r in rs:
                 r.details = {"unpicklable_details": f"{type(exc).__name__}: {exc}", "repr": repr(r.details)[:2000]}
-            conn.send(("done", seq, rs, {}))
+            _send(conn, ("done", seq, rs, {}))
+
+
+def _send(conn, message) -> None:
+    """Plain pickle, not multiprocessing's: torch registers reducers there that pass tensors through
+    shared memory and a listener socket in $TMPDIR (files outside the report folder, left behind by a kill)."""
+    conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -249,7 +256,7 @@ class Pool:
             self.workers.remove(w)
         if not kill and w.process.is_alive():
             try:
-                w.conn.send(None)
+                _send(w.conn, None)
             except OSError:
                 kill = True
             w.process.join(2.0)
@@ -294,7 +301,7 @@ class Pool:
         try:
             if not w.process.is_alive():
                 raise OSError("worker gone")
-            w.conn.send(seq)
+            _send(w.conn, seq)
         except OSError:  # died between pairs (OOM killer...): replace it, the pair goes first again
             pending.appendleft(seq)
             self._retire(w, kill=True)
@@ -306,7 +313,7 @@ class Pool:
         dead = False
         try:
             while w.conn.poll():
-                kind, *rest = w.conn.recv()
+                kind, *rest = pickle.loads(w.conn.recv_bytes())
                 if kind == "start":
                     w.label, w.calls, w.pass_started = rest[0], w.calls + 1, time.monotonic()
                     w.pass_deadline = w.pass_started + rest[1] + self.grace if rest[1] else float("inf")

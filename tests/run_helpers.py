@@ -1,0 +1,63 @@
+"""Helpers for tests that run the real `passgate` console script or compare whole reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+EXE = os.path.join(os.path.dirname(sys.executable), "passgate")
+DATA = Path(__file__).resolve().parent / "data"
+BAD = f"{DATA}/misbehaving_passes.py"
+
+# What may differ between two runs with the same seed (DESIGN.md: "same seed, same report, timings aside").
+TIMING_KEYS = {"duration_s", "started_at", "lower_seconds", "from_cache"}
+
+
+def start(args: list, folder: Path, cwd=None, env=None) -> tuple[subprocess.Popen, Path]:
+    """Start `passgate ARGS` with stdout/stderr in files of ``folder``; returns (process, stderr path)."""
+    err = folder / "passgate.stderr"
+    with open(folder / "passgate.stdout", "wb") as out, open(err, "wb") as e:
+        proc = subprocess.Popen([EXE, *args], stdout=out, stderr=e, cwd=cwd, env=env)
+    return proc, err
+
+
+def wait_for(proc: subprocess.Popen, err: Path, marker: str, timeout: float = 180.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if marker in err.read_text(errors="replace"):
+            return
+        if proc.poll() is not None:
+            raise AssertionError(f"passgate exited ({proc.returncode}) before {marker!r}:\n{err.read_text()}")
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"no {marker!r} within {timeout} s:\n{err.read_text()}")
+
+
+def load(report: Path) -> dict:
+    return json.loads((Path(report) / "results.json").read_text())
+
+
+def pairs(doc: dict) -> list:
+    """The (pass, graph) pairs of a results document, in report order."""
+    out = []
+    for r in doc["results"]:
+        if (r["pass_name"], r["graph"]) not in out:
+            out.append((r["pass_name"], r["graph"]))
+    return out
+
+
+def strip_timings(value):
+    """The document without the fields allowed to differ between runs."""
+    if isinstance(value, dict):
+        return {k: strip_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [strip_timings(v) for v in value]
+    return value
+
+
+def files_under(root: Path) -> set:
+    return {str(p.relative_to(root)) for p in Path(root).rglob("*")}
