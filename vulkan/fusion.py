@@ -1,0 +1,267 @@
+"""The fusion under test: ExecuTorch's Vulkan preprocessing, FusePatternsPass alone, or a vendor's pass.
+
+``vulkan-preprocess`` (the default) runs the passes of
+``VulkanBackend.preprocess`` (executorch 1.5.1, ``vulkan_preprocess.py``) in
+its order, up to serialization (``VkGraphBuilder``), on the whole edge
+program, applying each the way ``vulkan_preprocess.apply_passes`` does
+(``_exported_program`` set right before the call, ``_transform`` with the
+any-op verifier). The list is copied from that file because preprocess has
+no hook to stop before serialization; ``tests/test_vulkan_fusion.py`` checks
+that the order still matches the installed source.
+
+``fuse-patterns`` runs ``FusePatternsPass`` alone as ExecuTorch's own tests
+(``backends/vulkan/test/test_vulkan_passes.py``) apply it: set
+``_exported_program``, call ``.call(ep.graph_module)``, inspect the program,
+which the pass edited in place.
+
+Measured on this machine: ``FusePatternsPass`` costs 2.2-4.5 s per call even
+when nothing matches, because ``replace_all_fusable_subgraphs`` calls every
+pattern's ``get_graphs_fn`` on each call and the two RoPE patterns
+(``export_llama_rope`` ~1.3 s, ``hf_rope`` ~1.5 s) ``torch.export`` their
+pattern graphs every time; the quantized-op detectors take milliseconds.
+Every other preprocess pass takes < 50 ms on these graphs.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from vulkan.recipes import FUSE_PATTERNS, PREPROCESS
+
+
+@dataclass
+class FusionRun:
+    mode: str
+    outcome: str  # ok | raised | timeout
+    program: Any = None
+    seconds: float = 0.0
+    stages: dict = field(default_factory=dict)  # pass name -> seconds
+    error: str = ""
+    traceback: str = ""
+    from_cache: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    def info(self) -> dict:
+        return {"outcome": self.outcome, "seconds": self.seconds, "stages": self.stages,
+                "error": self.error, "traceback": self.traceback}
+
+
+def preprocess_passes(program) -> list:
+    """VulkanBackend.preprocess's passes, in its order, default compile options (1.5.1)."""
+    from functools import partial
+
+    import executorch.backends.vulkan.utils as vk_utils
+    from executorch.backends.transforms.addmm_mm_to_linear import AddmmToLinearTransform
+    from executorch.backends.transforms.fuse_conv_with_clamp import FuseClampPass
+    from executorch.backends.transforms.fuse_view_copy import FuseViewCopyTransform
+    from executorch.backends.transforms.view_copy_to_squeeze_unsqueeze import ViewCopyToSqueezeUnsqueezePass
+    from executorch.backends.vulkan._passes import (
+        FoldQDQPass,
+        FusePatternsPass,
+        FuseQuantizedOpsTransform,
+        InsertDtypePromotionPass,
+        RemoveAssertsTransform,
+        RemoveRedundantOpsTransform,
+        SqueezeUnsqueezeInputs,
+        TagMemoryMetaPass,
+        insert_prepack_nodes,
+    )
+    from executorch.backends.vulkan.serialization.vulkan_graph_schema import VkMemoryLayout, VkStorageType
+    from executorch.backends.xnnpack._passes import FuseBatchNormPass
+    from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, greedy
+    from executorch.exir.passes import MemoryPlanningPass, SpecPropPass
+    from executorch.exir.passes.sym_shape_eval_pass import ConstraintBasedSymShapeEvalPass
+
+    planning = MemoryPlanningAlgorithmSuite(algo_list=[partial(greedy, allow_overlapping_allocations=False)])
+    return [
+        AddmmToLinearTransform(), FuseBatchNormPass(program), AddmmToLinearTransform(), InsertDtypePromotionPass(),
+        FusePatternsPass(), FuseClampPass(), RemoveRedundantOpsTransform(), FuseQuantizedOpsTransform(),
+        FoldQDQPass(), SqueezeUnsqueezeInputs(), FuseViewCopyTransform(), ViewCopyToSqueezeUnsqueezePass(),
+        SpecPropPass(),
+        RemoveAssertsTransform(), insert_prepack_nodes,
+        TagMemoryMetaPass(vk_utils.DEFAULT_TEXTURE_LIMITS, default_storage_type=VkStorageType.TEXTURE_3D,
+                          default_memory_layout=VkMemoryLayout.TENSOR_WIDTH_PACKED, force_fp16=False),
+        ConstraintBasedSymShapeEvalPass(), MemoryPlanningPass(memory_planning_algo=planning),
+    ]
+
+
+PREPROCESS_ORDER = ("AddmmToLinearTransform", "FuseBatchNormPass", "AddmmToLinearTransform",
+                    "InsertDtypePromotionPass", "FusePatternsPass", "FuseClampPass", "RemoveRedundantOpsTransform",
+                    "FuseQuantizedOpsTransform", "FoldQDQPass", "SqueezeUnsqueezeInputs", "FuseViewCopyTransform",
+                    "ViewCopyToSqueezeUnsqueezePass", "SpecPropPass", "RemoveAssertsTransform",
+                    "insert_prepack_nodes", "TagMemoryMetaPass", "ConstraintBasedSymShapeEvalPass",
+                    "MemoryPlanningPass")
+
+
+def _pass_name(p: Any) -> str:
+    return getattr(p, "__name__", None) or type(p).__name__
+
+
+def apply_one(program, p):
+    """Apply one pass exactly as ``vulkan_preprocess.apply_passes`` does."""
+    from executorch.backends.vulkan.vulkan_preprocess import apply_passes
+    from executorch.exir.passes import MemoryPlanningPass
+
+    if isinstance(p, MemoryPlanningPass):
+        program.graph_module.encounter_to_out_var_failure = True  # as preprocess does before planning
+    return apply_passes(program, [p])
+
+
+def _timed(mode: str, fn, ep, timeout: Optional[float]) -> FusionRun:
+    import logging
+
+    from harness.invoke import PassTimeout, deadline
+
+    # A fused op whose CPU implementation cannot run on fake tensors makes the
+    # pass's re-trace fail; torch logs the whole traceback at ERROR before
+    # raising. The exception is the verdict (kept in the run), the log is noise.
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+    run = FusionRun(mode, "ok")
+    started = time.perf_counter()
+    try:
+        with deadline(timeout):
+            run.program = fn(ep, run.stages)
+    except PassTimeout as exc:
+        run.outcome, run.error = "timeout", str(exc)
+    except Exception as exc:  # noqa: BLE001 - a fusion that raises is a verdict (must decline, not crash)
+        run.outcome, run.error = "raised", f"{type(exc).__name__}: {_first_line(exc)}"
+        run.traceback = traceback.format_exc(limit=12)
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    # ExecuTorch wraps pass errors ("An error occurred when running the 'X' pass ..."): name the cause.
+    cause = exc.__cause__ or exc.__context__
+    if cause is not None and "error occurred when running" in text:
+        return f"in {text.split(chr(39))[1] if chr(39) in text else 'a pass'}: {type(cause).__name__}: {_first_line(cause)}"
+    return text.splitlines()[0] if text else ""
+
+
+def _preprocess(ep, stages: dict):
+    from torch.export._remove_auto_functionalized_pass import unsafe_remove_auto_functionalized_pass
+
+    program = unsafe_remove_auto_functionalized_pass(ep)
+    for p in preprocess_passes(program):
+        started = time.perf_counter()
+        program = apply_one(program, p)
+        name = _pass_name(p)
+        stages[name] = round(stages.get(name, 0.0) + time.perf_counter() - started, 4)
+    return program
+
+
+def _fuse_patterns(ep, stages: dict):
+    from executorch.backends.vulkan._passes.fuse_patterns import FusePatternsPass
+
+    started = time.perf_counter()
+    p = FusePatternsPass()
+    p._exported_program = ep
+    p.call(ep.graph_module)  # edits ep in place, as ExecuTorch's tests read it back
+    ep.graph_module.recompile()
+    stages["FusePatternsPass"] = round(time.perf_counter() - started, 4)
+    return ep
+
+
+class Fusion:
+    """What is under test. ``run(ep)`` fuses a private copy; never raises."""
+
+    name: str = ""
+    mode: str = ""
+    cacheable: bool = False
+
+    def run(self, ep, timeout: Optional[float] = None) -> FusionRun:
+        raise NotImplementedError
+
+
+class BuiltinFusion(Fusion):
+    cacheable = True
+
+    def __init__(self, mode: str):
+        if mode not in (PREPROCESS, FUSE_PATTERNS):
+            raise ValueError(f"unknown fusion mode {mode!r}")
+        self.mode = self.name = mode
+
+    def run(self, ep, timeout: Optional[float] = None) -> FusionRun:
+        fn = _preprocess if self.mode == PREPROCESS else _fuse_patterns
+        return _timed(self.mode, fn, ep, timeout)
+
+
+class UserFusion(Fusion):
+    """A vendor's fusion from ``--pass SPEC``: a pass (class/instance) or a pipeline function.
+
+    Passes are applied the way ``vulkan_preprocess.apply_passes`` applies them
+    (so a pass that needs ``_exported_program`` gets it); a function whose
+    first parameter is annotated ``ExportedProgram`` or named ``ep`` /
+    ``program`` / ``exported_program`` is a pipeline and gets the program; any
+    other function gets the ``GraphModule`` and its result is folded back.
+    ``mode`` says which recipes apply (a pipeline replacing preprocess, or a
+    pattern pass replacing FusePatternsPass): declare ``passgate_vulkan_mode``.
+    """
+
+    def __init__(self, loaded, mode: Optional[str] = None):
+        self.loaded = loaded
+        self.name = loaded.name
+        self.mode = mode or getattr(loaded.obj, "passgate_vulkan_mode", PREPROCESS)
+
+    def run(self, ep, timeout: Optional[float] = None) -> FusionRun:
+        return _timed(self.mode, self._apply, ep, timeout)
+
+    def _apply(self, ep, stages: dict):
+        started = time.perf_counter()
+        obj = self.loaded.obj
+        if self.loaded.kind == "function":
+            if _takes_program(obj):
+                out = obj(ep)
+            else:
+                from harness.invoke import _as_graph_module, _fold_back
+
+                gm = _as_graph_module(obj(ep.graph_module), ep.graph_module)
+                out, _ = _fold_back(ep, gm)
+        else:
+            p = self.loaded.make(ep)
+            if hasattr(p, "_exported_program"):
+                p._exported_program = ep
+            out = apply_one(ep, p)
+        stages[self.name] = round(time.perf_counter() - started, 4)
+        return out
+
+
+def _takes_program(fn) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if not params:
+        return False
+    first = params[0]
+    return "ExportedProgram" in str(first.annotation) or first.name in ("ep", "program", "exported_program")
+
+
+def fuse(fusion: Fusion, vcase, qdq_case, timeout: Optional[float] = 120.0, use_cache: bool = True) -> FusionRun:
+    """Run ``fusion`` on a private copy of the case's Q/DQ edge program, cached for built-ins."""
+    from vulkan import lowering
+
+    if use_cache and fusion.cacheable:
+        hit = lowering.load_fused(vcase.spec, fusion.mode)
+        if hit is not None:
+            return FusionRun(fusion.mode, hit["outcome"], hit.get("program"), hit["seconds"], hit.get("stages", {}),
+                             hit.get("error", ""), hit.get("traceback", ""), from_cache=True)
+    handed = qdq_case.program("edge")
+    keep = copy.deepcopy(handed) if (use_cache and fusion.cacheable) else None
+    run = fusion.run(handed, timeout)
+    if use_cache and fusion.cacheable and run.outcome != "timeout":
+        run.program = lowering.store_fused(vcase.spec, fusion.mode, run.info(), keep, run.program)
+    return run
+
+
+def builtin(mode: str = PREPROCESS) -> Fusion:
+    return BuiltinFusion(mode)
