@@ -24,7 +24,7 @@ from harness import report_plots, reports
 from harness.cache import atomic_write_bytes
 
 FILE = "report.html"
-MAX_FAILURES = 300
+MAX_FAILURES = 200  # pass x graph cells listed; results.json has them all
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -41,7 +41,9 @@ table{border-collapse:collapse;background:#fff;font-size:13px}
 th,td{border:1px solid #d9dde3;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eef0f4;font-weight:600}
 .scroll{overflow-x:auto;max-width:100%}
-table.matrix td{min-width:64px;font-size:12px}table.matrix th.g{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;max-height:180px}
+table.matrix td{min-width:56px;font-size:12px;padding:3px 6px}table.matrix th{font-size:12px;font-weight:600}
+table.matrix td .ids{font-size:10.5px}
+table.matrix tr>th:first-child{max-width:300px;overflow-wrap:anywhere}table.matrix th.g{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;max-height:180px}
 table.matrix th.gr{font-weight:500;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
 table.matrix td a{color:inherit;text-decoration:none;display:block}
 td.ok{background:#d4edda}td.fail{background:#f5c2c0}td.error{background:#c9a3e6}td.warn{background:#ffe8a3}
@@ -52,7 +54,7 @@ td.known{background:#d6e4f0}td.na{background:#eceff3;color:#6b7280}td.none{backg
 article.failure{background:#fff;border:1px solid #d9dde3;border-left:5px solid #b3261e;margin:10px 0;padding:8px 12px}
 article.failure.warning{border-left-color:#c98a00}article.failure.known{border-left-color:#5b7fa6}
 article.failure.error{border-left-color:#7b3fb0}
-article h3{font-size:14px;margin:0 0 4px}.badge{font-size:11px;padding:1px 6px;border-radius:3px;background:#eef0f4;margin-left:6px}
+article h3{font-size:14px;margin:0 0 4px}.chk{margin:6px 0 0}.chk code{font-weight:600}.badge{font-size:11px;padding:1px 6px;border-radius:3px;background:#eef0f4;margin-left:6px}
 pre{background:#f3f4f6;padding:8px;overflow-x:auto;font-size:12px;margin:6px 0;white-space:pre-wrap}
 .bar{background:#7aa2d6;height:10px;display:inline-block;vertical-align:middle}
 .bar.red{background:#d9534f}
@@ -190,33 +192,41 @@ def _matrix(v: reports.View) -> str:
             + "<br>".join(tables))
 
 
+def _failure_entry(v: reports.View, r: dict, report_dir: Optional[Path]) -> str:
+    o = v.outcome(r)
+    d = r.get("details") or {}
+    label = {"fail": "violation", "error": "harness error", "warning": "should-level: warns",
+             "known": "known violation"}.get(o, o)
+    body = [f'<div class="chk {o}"><code>{_e(r["check"])}</code><span class="badge">{_e(r.get("level"))}</span>'
+            f'<span class="badge">{_e(label)}</span>', f"<pre>{_e(r.get('message') or r['status'])}</pre>"]
+    shrunk = reports.shrunk_graph(d)
+    if shrunk:
+        body.append(f"<div>Shrunk graph:</div><pre><code>{_e(shrunk)}</code></pre>")
+    if d.get("repro"):
+        body.append(f'<div>Reproducer: <a href="{_link(str(d["repro"]), report_dir)}">{_e(d["repro"])}</a>'
+                    f' <span class="muted">(run it with python)</span></div>')
+    if d.get("traceback"):
+        body.append(f"<details><summary>traceback</summary><pre>{_e(d['traceback'])}</pre></details>")
+    return "".join(body) + "</div>"
+
+
 def _failures(v: reports.View, report_dir: Optional[Path]) -> str:
+    """One article per failing pass x graph (worst first), its failed checks inside: a pass that
+    breaks five checks on a graph is one problem to read, not five."""
     if not v.problems:
         return '<h2 id="failures">Failures</h2><p class="muted">None: every check held.</p>'
-    out = [f'<h2 id="failures">Failures ({len(v.violations)} violations, {len(v.problems)} failed checks)</h2>']
-    seen: set = set()
-    for r in v.problems[:MAX_FAILURES]:
-        o = v.outcome(r)
-        d = r.get("details") or {}
-        anchor = _anchor(r["pass_name"], r["graph"])
-        ident = f' id="{anchor}"' if anchor not in seen else ""
-        seen.add(anchor)
-        label = {"fail": "violation", "error": "harness error", "warning": "should-level: warns",
-                 "known": "known violation"}.get(o, o)
-        body = [f"<h3>{_e(r['pass_name'])} × {_e(r['graph'])} — <code>{_e(r['check'])}</code>"
-                f'<span class="badge">{_e(r.get("level"))}</span><span class="badge">{_e(label)}</span></h3>',
-                f"<pre>{_e(r.get('message') or r['status'])}</pre>"]
-        shrunk = reports.shrunk_graph(d)
-        if shrunk:
-            body.append(f"<div>Shrunk graph:</div><pre><code>{_e(shrunk)}</code></pre>")
-        if d.get("repro"):
-            body.append(f'<div>Reproducer: <a href="{_link(str(d["repro"]), report_dir)}">{_e(d["repro"])}</a>'
-                        f' <span class="muted">(run it with python)</span></div>')
-        if d.get("traceback"):
-            body.append(f"<details><summary>traceback</summary><pre>{_e(d['traceback'])}</pre></details>")
-        out.append(f'<article class="failure {o}"{ident}>{"".join(body)}</article>')
-    if len(v.problems) > MAX_FAILURES:
-        out.append(f'<p class="muted">…and {len(v.problems) - MAX_FAILURES} more in results.json.</p>')
+    by_cell: dict[tuple[str, str], list] = {}
+    for r in v.problems:  # already worst first
+        by_cell.setdefault((r["pass_name"], r["graph"]), []).append(r)
+    out = [f'<h2 id="failures">Failures ({len(v.violations)} violations, {len(v.problems)} failed checks '
+           f"in {len(by_cell)} pass x graph cells)</h2>"]
+    for (p, g), records in list(by_cell.items())[:MAX_FAILURES]:
+        worst = v.outcome(records[0])
+        entries = "".join(_failure_entry(v, r, report_dir) for r in records)
+        out.append(f'<article class="failure {worst}" id="{_anchor(p, g)}"><h3>{_e(p)} × {_e(g)}</h3>{entries}'
+                   "</article>")
+    if len(by_cell) > MAX_FAILURES:
+        out.append(f'<p class="muted">…and {len(by_cell) - MAX_FAILURES} more cells in results.json.</p>')
     return "".join(out)
 
 

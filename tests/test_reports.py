@@ -101,7 +101,7 @@ class _Html(HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.cells, self.articles, self.images, self.external, self.ids = [], 0, [], [], set()
+        self.cells, self.articles, self.images, self.external, self.ids, self.chk = [], 0, [], [], set(), []
         self._cell, self._tags = None, []
 
     def handle_starttag(self, tag, attrs):
@@ -116,6 +116,8 @@ class _Html(HTMLParser):
             self._cell = {"class": a.get("class"), "text": ""}
         if tag == "article":
             self.articles += 1
+        if "chk" in (a.get("class") or "").split():
+            self.chk.append(a["class"])
         if tag == "img":
             self.images.append(a.get("src", ""))
 
@@ -142,7 +144,8 @@ def test_html_report_is_self_contained_with_matrix_and_failures(run_dir, doc):
     failing = [c for c in page.cells if c["class"] == "fail"]
     assert len(failing) == 1 and all(x in failing[0]["text"] for x in ("meta_val", "meta_stack_trace"))
     assert sum(c["class"] == "ok" for c in page.cells) == 3
-    assert page.articles == 4  # 3 violations + 1 should-level warning
+    assert page.articles == 1  # one failing pass x graph cell: 3 violations + 1 should-level warning inside
+    assert page.chk == ["chk fail"] * 3 + ["chk warning"]
     assert {"matrix", "failures", "timings", "environment"} <= page.ids
     assert "vulkan" not in page.ids and "coverage" not in page.ids
 
