@@ -82,9 +82,20 @@ def run_update(args) -> int:
     results = [CheckResult.from_json(d) for d in doc["results"]]
     catalogs = (doc.get("configuration") or {}).get("catalogs") or getattr(args, "catalog", None)
     try:
-        reasons = _catalog_reasons(catalogs)
+        from_catalog = _catalog_reasons(catalogs)
     except UsageError:
-        reasons = None  # a catalog of the recorded run is not installed here: reasons stay untriaged
+        from_catalog = None  # a catalog of the recorded run is not installed here
+    # `passgate run` already marked the violations its catalogs expect (details["known"]).
+    annotated = {(r.pass_name, r.graph, r.check): r.details["known"] for r in results
+                 if isinstance(r.details.get("known"), dict)}
+
+    def reasons(pass_name, graph, check):
+        k = annotated.get((pass_name, graph, check))
+        if k:
+            from passes.catalog import KnownFailure
+
+            return KnownFailure(check, k.get("reason", ""), k.get("upstream", ""), (), k.get("kind", "bug"))
+        return from_catalog(pass_name, graph, check) if from_catalog else None
     env = doc.get("environment", {})
     new = bl.updated(results, previous, reasons, args.strict, generated={
         "by": "passgate baseline update", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

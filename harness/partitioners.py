@@ -38,7 +38,7 @@ Accepts = Callable[[torch.fx.Node], bool]
 
 
 def convexity_violation(nodes: Iterable[torch.fx.Node]) -> Optional[tuple[str, str]]:
-    """A (leaving, re-entering) node pair when some path leaves ``nodes`` and comes back, else None."""
+    """(first node outside, node re-entered) when some path leaves ``nodes`` and comes back, else None."""
     inside = set(nodes)
     frontier = [u for n in inside for u in n.users if u not in inside]
     seen: set = set()
@@ -88,7 +88,7 @@ def judge_partitions(partitions: dict, accepts: Accepts, pass_name: str, graph: 
     if cycles:
         tag, (leave, back) = next(iter(cycles.items()))
         conv = result(pass_name, graph, "partition_convex", Status.FAIL,
-                      f"{tag}: a path leaves at {leave} and re-enters at {back}",
+                      f"{tag}: a path leaves the partition through {leave} and re-enters it at {back}",
                       {**details, "cycles": {k: list(v) for k, v in cycles.items()}})
     else:
         conv = result(pass_name, graph, "partition_convex", Status.PASS, "", details)

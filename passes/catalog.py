@@ -86,6 +86,11 @@ class Build:
     kwargs: tuple = ()  # (name, value) pairs
     after: tuple[str, ...] = ()
 
+    @staticmethod
+    def short(spec: str) -> str:
+        name = spec.rpartition(":")[2]
+        return "SpecPropPass" if name == "SpecPropWithPlaceholders" else name
+
     def describe(self, attr: str) -> str:
         parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
         text = {
@@ -97,7 +102,7 @@ class Build:
             "graph_function": f"{attr}({', '.join(['gm', *parts])})",
             "graph_and_program": f"{attr}({', '.join(['gm', 'ep', *parts])})",
         }[self.how]
-        return f"{' -> '.join(s.rpartition(':')[2] for s in self.after)} -> {text}" if self.after else text
+        return f"{' -> '.join(Build.short(s) for s in self.after)} -> {text}" if self.after else text
 
 
 @dataclass(frozen=True)
@@ -155,7 +160,7 @@ class EntryFactory:
             p = instantiate(target, ep) if inspect.isclass(target) else target
         if not b.after:
             return p
-        steps = [pipeline.Step(s.rpartition(":")[2], EntryFactory(s, Build())) for s in b.after]
+        steps = [pipeline.Step(Build.short(s), EntryFactory(s, Build())) for s in b.after]
         steps.append(pipeline.Step(self.spec.rpartition(":")[2], _Fixed(p)))
         return pipeline.PassSequence(steps, last_requires=True)
 
@@ -211,7 +216,7 @@ class CatalogEntry:
     def skipped_checks(self) -> dict:
         """Checks that do not apply to how this entry is built, with why (reported as skips)."""
         if self.build.after:
-            first = ", ".join(s.rpartition(":")[2] for s in self.build.after)
+            first = ", ".join(Build.short(s) for s in self.build.after)
             return {"idempotent": f"run after {first}: a second run would re-run them on a graph already past "
                                   "their stage",
                     "input_unchanged": f"run after {first} on a copy the sequence owns: what the pass does to its "

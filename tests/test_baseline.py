@@ -1,0 +1,117 @@
+"""The baseline gate: known violations waived with reasons, a new one fails, fixed ones reported."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness import baseline as bl
+from harness.cli import main
+from harness.errors import UsageError
+from harness.results import Status, result
+
+TESTS = Path(__file__).parent
+
+# Two catalogs a vendor might register: the upstream passes, and the same plus a new broken pass.
+VENDOR = f'''
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+from passes.catalog import Catalog, entry, known
+from broken_passes import RetargetAddToSub  # noqa: F401 (resolved by spec below)
+
+UPSTREAM = (
+    entry("vendor", "executorch.backends.transforms.rank_0_to_rank_1:Rank0ToRank1Pass",
+          contract="rank-0 inputs become rank 1",
+          known=(known("val_matches_execution", "rewrites meta['val'] only", "rank_0_to_rank_1.py"),)),
+    entry("vendor", "executorch.exir.passes.remove_noop_pass:RemoveNoopPass", contract="removes no-ops"),
+)
+CATALOG = Catalog("vendor", (), UPSTREAM)
+WITH_BROKEN = Catalog("vendor", (), UPSTREAM + (
+    entry("vendor", "broken_passes:RetargetAddToSub", contract="a regression someone is about to merge"),))
+'''
+
+
+def _run(tmp_path, attr, *extra):
+    plugin = tmp_path / "vendor.py"
+    plugin.write_text(VENDOR)
+    report = tmp_path / f"report_{attr}"
+    status = main(["run", "--catalog", f"{plugin}:{attr}", "--graphs", "conv_bn_relu", "residual_block",
+                   "--report", str(report), "--no-isolation", "-q", *extra])
+    return status, json.loads((report / "results.json").read_text()), report
+
+
+def test_gate_baseline_from_one_run_then_a_new_broken_pass_is_the_only_regression(tmp_path, capsys):
+    status, doc, report = _run(tmp_path, "CATALOG")
+    assert status == 1  # Rank0ToRank1Pass violates val_matches_execution: without a baseline the run is red
+    baseline = tmp_path / "baseline.json"
+    assert main(["baseline", "update", "--baseline", str(baseline), "--from", str(report)]) == 0
+    recorded = bl.load(baseline)
+    assert {e.key for e in recorded.entries} == {("vendor.Rank0ToRank1Pass", g, "val_matches_execution")
+                                                 for g in ("conv_bn_relu", "residual_block")}
+    assert all(e.reason == "rewrites meta['val'] only" and e.kind == "bug" for e in recorded.entries)
+
+    status, doc, _ = _run(tmp_path, "CATALOG", "--baseline", str(baseline))
+    assert status == 0 and doc["exit_status"] == 0
+    assert doc["gate"]["regressions"] == [] and len(doc["gate"]["known"]) == 2 and doc["gate"]["status"] == "pass"
+
+    capsys.readouterr()
+    status, doc, _ = _run(tmp_path, "WITH_BROKEN", "--baseline", str(baseline))
+    assert status == 1
+    assert [(r["pass"], r["graph"], r["check"]) for r in doc["gate"]["regressions"]] == [
+        ("vendor.RetargetAddToSub", "residual_block", "numerics")]
+    assert len(doc["gate"]["known"]) == 2 and doc["gate"]["fixed"] == []
+    err = capsys.readouterr()
+    assert "REGRESSION vendor.RetargetAddToSub x residual_block x numerics" in err.out + err.err
+
+
+def test_fixed_violations_are_reported_not_failed(tmp_path):
+    baseline = tmp_path / "baseline.json"
+    fixed_entry = bl.BaselineEntry("vendor.RemoveNoopPass", "conv_bn_relu", "numerics", "was wrong once", "#123")
+    bl.save(bl.Baseline([fixed_entry]), baseline)
+    status, doc, _ = _run(tmp_path, "CATALOG", "--baseline", str(baseline))
+    assert status == 1  # Rank0ToRank1Pass is not in this baseline: a regression
+    assert [d["pass"] for d in doc["gate"]["fixed"]] == ["vendor.RemoveNoopPass"]
+    assert {d["pass"] for d in doc["gate"]["regressions"]} == {"vendor.Rank0ToRank1Pass"}
+
+
+def test_gate_logic():
+    rs = [result("p", "g", "numerics", Status.FAIL, "off by 1"), result("p", "g", "runs", Status.PASS),
+          result("q", "g", "idempotent", Status.FAIL, "again"), result("p", "h", "verifier", Status.SKIP)]
+    base = bl.Baseline([bl.BaselineEntry("p", "g", "runs", "flaky once"), bl.BaselineEntry("p", "h", "verifier", "x"),
+                        bl.BaselineEntry("p", "g", "numerics", "known")])
+    g = bl.gate(rs, base)
+    assert g.passed and [d["check"] for d in g.known] == ["numerics"]
+    assert [d["check"] for d in g.fixed] == ["runs"] and [d["check"] for d in g.not_evaluated] == ["verifier"]
+    assert not bl.gate(rs, base, strict=True).passed  # idempotent is should-level: a regression only with --strict
+    updated = bl.updated(rs, base)
+    assert [(e.key, e.reason) for e in updated.entries] == [(("p", "g", "numerics"), "known")]
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "baseline not found"),
+    ('{"schema": "passgate-baseline", "schema_version": 1, "entries": [', "not valid JSON"),
+    ('{"schema": "something-else", "entries": []}', "'schema' must be"),
+    ('{"schema": "passgate-baseline", "schema_version": 1, "entries": {}}', "'entries' must be a list"),
+    ('{"schema": "passgate-baseline", "schema_version": 1, "entries": [{"pass": "p", "graph": "g", "check": "c"}]}',
+     "needs a non-empty string 'reason'"),
+    ('{"schema": "passgate-baseline", "schema_version": 7, "entries": []}', "unsupported schema_version"),
+])
+def test_bad_baseline_is_a_usage_error(tmp_path, capsys, content, message):
+    path = tmp_path / "baseline.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(UsageError, match=message):
+        bl.load(path)
+    assert main(["run", "--catalog", "exir", "--only", "exir.CSEPass", "--graphs", "mlp", "--baseline", str(path),
+                 "--report", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("passgate: error: ") and message.split("'")[0] in err[0]
+
+
+def test_committed_baseline_is_valid_and_every_entry_has_a_reason():
+    path = TESTS.parent / "reports" / "baseline.json"
+    b = bl.load(path)
+    assert b.entries and all(e.reason.strip() for e in b.entries)
+    assert not [e for e in b.entries if e.kind == "untriaged"], "triage every known violation: name its reason"
