@@ -73,13 +73,16 @@ def pair_results(spec: str, graph: str, seed: int) -> dict:
     """All check results of one (pass, graph), computed once per process."""
     key = (spec, graph)
     if key not in _PAIRS:
-        from harness import sources
+        from harness import isolation, sources
         from harness.cases import load_case
         from harness.loading import load_pass
-        from harness.runner import RunConfig, check_pass_on_case
+        from harness.runner import RunConfig, check_all
 
         (case_spec,) = sources.select([graph])
-        results = check_pass_on_case(load_pass(spec), load_case(case_spec), RunConfig(seed=seed))
+        # In a forked worker (harness/isolation.py): a pass that segfaults or hangs in native code
+        # fails its own items with the signal, instead of taking the pytest(-xdist) worker down.
+        config = RunConfig(seed=seed, isolate=isolation.available())
+        results = check_all([load_pass(spec)], [load_case(case_spec)], config)
         _PAIRS[key] = {r.check: r for r in results}
     return _PAIRS[key]
 

@@ -238,6 +238,7 @@ class Pool:
         self.spawned = 0
 
     def _spawn(self) -> _Worker:
+        self.ctx.active_children()  # reap workers retired earlier
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)
         dump_r, dump_w = os.pipe()
         proc = self.ctx.Process(target=_worker_main, name="passgate-worker", daemon=True,
@@ -252,6 +253,8 @@ class Pool:
         return w
 
     def _retire(self, w: _Worker, kill: bool = False) -> None:
+        """Stop ``w``. An idle worker is told to exit and not waited for (tearing down a forked
+        copy of a torch process takes ~20 ms; the next spawn reaps it); a busy one is killed."""
         if w in self.workers:
             self.workers.remove(w)
         if not kill and w.process.is_alive():
@@ -259,10 +262,9 @@ class Pool:
                 _send(w.conn, None)
             except OSError:
                 kill = True
-            w.process.join(2.0)
-        if w.process.is_alive():
+        if kill and w.process.is_alive():
             w.process.kill()
-        w.process.join(5.0)
+            w.process.join(5.0)
         w.conn.close()
         os.close(w.dump_fd)
 
