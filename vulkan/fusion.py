@@ -44,6 +44,9 @@ class FusionRun:
     error: str = ""
     traceback: str = ""
     from_cache: bool = False
+    # Which metadata keys each call_function node carried when handed over (harness.metadata.snapshot):
+    # the "before" side of the meta_* checks.
+    before_meta: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -247,17 +250,26 @@ def _takes_program(fn) -> bool:
 
 
 def fuse(fusion: Fusion, vcase, qdq_case, timeout: Optional[float] = 120.0, use_cache: bool = True) -> FusionRun:
-    """Run ``fusion`` on a private copy of the case's Q/DQ edge program, cached for built-ins."""
+    """Run ``fusion`` on a private copy of the case's Q/DQ edge program, cached for built-ins.
+
+    The copy is seeded with synthetic metadata first (``harness.metadata``,
+    as the core runner does), so the meta checks hold fused nodes to the
+    same bar as the nodes they replace.
+    """
+    from harness.metadata import seed_metadata, snapshot
     from vulkan import lowering
 
+    handed = qdq_case.program("edge")
+    seed_metadata(handed.graph_module)
+    before = snapshot(handed.graph_module)
     if use_cache and fusion.cacheable:
         hit = lowering.load_fused(vcase.spec, fusion.mode)
         if hit is not None:
             return FusionRun(fusion.mode, hit["outcome"], hit.get("program"), hit["seconds"], hit.get("stages", {}),
-                             hit.get("error", ""), hit.get("traceback", ""), from_cache=True)
-    handed = qdq_case.program("edge")
+                             hit.get("error", ""), hit.get("traceback", ""), from_cache=True, before_meta=before)
     keep = copy.deepcopy(handed) if (use_cache and fusion.cacheable) else None
     run = fusion.run(handed, timeout)
+    run.before_meta = before
     if use_cache and fusion.cacheable and run.outcome != "timeout":
         run.program = lowering.store_fused(vcase.spec, fusion.mode, run.info(), keep, run.program)
     return run

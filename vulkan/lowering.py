@@ -105,7 +105,7 @@ def load(spec: CaseSpec, cache=None) -> GraphCase:
 
 def fused_spec(spec: CaseSpec, mode: str) -> CaseSpec:
     return replace(spec, name=f"{spec.name}#{mode}", source="vulkan-fused",
-                   definition=f"{spec.definition}|fusion={mode}|v3")
+                   definition=f"{spec.definition}|fusion={mode}|seeded-meta|v4")
 
 
 def _sidecar(cache, spec: CaseSpec):

@@ -107,6 +107,11 @@ def cases(recipe: Recipe, count: int = 3, seed: int = 0) -> list[VulkanCase]:
     return out
 
 
+def case(recipe: Recipe, shape: dict, seed: int = 0) -> VulkanCase:
+    """One case with a given shape (tests and reproducers pin shapes instead of drawing them)."""
+    return VulkanCase(recipe, dict(shape), seed, case_spec(recipe, dict(shape), seed))
+
+
 def _stable_hash(text: str) -> int:
     import hashlib
 
@@ -121,9 +126,10 @@ DRAW_KINDS = ("sample", "random", "zeros", "saturate", "random2")
 def input_draws(case: VulkanCase, sample: tuple) -> list[tuple[str, tuple]]:
     """Named input tuples: the sample, random draws, zeros, and values that saturate the quantization range.
 
-    "saturate" pushes float inputs to 8x the sample's range (past what
-    calibration saw, so static activation quantization clamps) with the
-    extremes hit exactly; int8 inputs take -128/127 and their neighbours;
+    "random" draws float inputs from the distribution calibration saw
+    (N(0, std of the sample)); "saturate" draws 8x wider with two elements at
+    +-32 std (past the calibrated range, so static activation quantization
+    clamps); int8 inputs take -128/127 and their neighbours;
     indices take the first and last row.
     """
     out = [("sample", sample)]
@@ -148,11 +154,12 @@ def _draw(x: Any, kind: str, gen: torch.Generator, inputs: str) -> Any:
         if kind == "saturate":
             return torch.where(torch.rand(x.shape, generator=gen) < 0.5, 0, hi).to(x.dtype)
         return torch.randint(0, hi + 1, x.shape, generator=gen, dtype=x.dtype)
-    scale = float(x.abs().max()) if x.numel() else 1.0
-    if kind == "saturate":
-        y = torch.randn(x.shape, generator=gen) * 8 * max(scale, 1e-3)
+    std = float(x.std()) if x.numel() > 1 else float(x.abs().max()) if x.numel() else 1.0
+    std = max(std, 1e-3)
+    if kind == "saturate":  # well past the calibrated range (calibration saw N(0, std))
+        y = torch.randn(x.shape, generator=gen) * 8 * std
         flat = y.view(-1)
         if flat.numel() >= 2:
-            flat[0], flat[1] = 8 * scale, -8 * scale
+            flat[0], flat[1] = 32 * std, -32 * std
         return y.to(x.dtype)
-    return (torch.randn(x.shape, generator=gen) * max(scale, 1e-3) / 3).to(x.dtype)
+    return (torch.randn(x.shape, generator=gen) * std).to(x.dtype)

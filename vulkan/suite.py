@@ -16,8 +16,10 @@ from harness.results import CheckResult, Status, result
 from vulkan import catalog, checks, fusion, lowering, recipes
 from vulkan.context import CaseContext
 from vulkan.executors import ReferenceExecutor
+from vulkan.ircheck import IR_CHECKS_ON_FUSED, ir_checks
 
 VULKAN_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
+ALL_CHECKS = VULKAN_CHECKS + IR_CHECKS_ON_FUSED
 
 
 @dataclass
@@ -52,7 +54,7 @@ class VulkanRun:
     seconds: float = 0.0
 
 
-def check_case(vcase: recipes.VulkanCase, fuse: fusion.Fusion, device=None, wanted: Iterable[str] = VULKAN_CHECKS,
+def check_case(vcase: recipes.VulkanCase, fuse: fusion.Fusion, device=None, wanted: Iterable[str] = ALL_CHECKS,
                use_cache: bool = True, timeout: float = 120.0) -> tuple[list[CheckResult], CaseRecord]:
     """Every wanted Vulkan check of ``fuse`` on one case."""
     wanted = tuple(wanted)
@@ -72,6 +74,8 @@ def check_case(vcase: recipes.VulkanCase, fuse: fusion.Fusion, device=None, want
     ctx = CaseContext(vcase, qdq, fuse.name, run, ReferenceExecutor(), device, timings)
     out = []
     for check in wanted:
+        if check not in checks.CHECK_FUNCTIONS:
+            continue
         started = time.perf_counter()
         try:
             r = checks.CHECK_FUNCTIONS[check](ctx)
@@ -84,6 +88,7 @@ def check_case(vcase: recipes.VulkanCase, fuse: fusion.Fusion, device=None, want
             r.details.setdefault("fusion_seconds", round(run.seconds, 4))
             r.details.setdefault("fusion_stages", run.stages)
         out.append(r)
+    out += ir_checks(ctx, [c for c in wanted if c in IR_CHECKS_ON_FUSED])
     _fill_record(rec, out, ctx)
     return out, rec
 
@@ -112,7 +117,7 @@ def _fill_record(rec: CaseRecord, res: list, ctx: CaseContext) -> None:
 
 
 def run(recipes_: Optional[list] = None, count: int = 3, seed: int = 0, fuse: Optional[fusion.Fusion] = None,
-        device=None, wanted: Iterable[str] = VULKAN_CHECKS, use_cache: bool = True,
+        device=None, wanted: Iterable[str] = ALL_CHECKS, use_cache: bool = True,
         progress: Optional[Callable[[int, int, CaseRecord, list], None]] = None) -> VulkanRun:
     """All checks of ``fuse`` (default: the Vulkan preprocess pipeline) on ``count`` cases per recipe."""
     started = time.perf_counter()
