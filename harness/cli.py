@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "run": "harness.cmd_run",
     "baseline": "harness.cmd_baseline",
     "bisect": "harness.cmd_bisect",
+    "graphs": "harness.cmd_graphs",
 }
 
 DESCRIPTION = """\
