@@ -73,6 +73,8 @@ def add_parser(sub) -> None:
     p.add_argument("--semantics", choices=("preserving", "changing"),
                    help="'changing' skips numerics (default: the pass's passgate_semantics, else preserving)")
     add_common_run_options(p)
+    p.add_argument("--no-server", action="store_true", help="run in this process even when a `passgate serve` "
+                   "server runs (also PASSGATE_NO_SERVER=1)")
     p.set_defaults(run=run)
 
 

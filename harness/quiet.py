@@ -16,6 +16,6 @@ import warnings
 def silence_third_party() -> None:
     for name in ("torchao", "torch.utils._pytree", "torch._export", "torch.export", "executorch"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    warnings.filterwarnings("ignore", category=FutureWarning, module=r"copyreg|torch\..*")
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"copyreg|torch\..*|executorch\..*")
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\..*|torchao\..*|executorch\..*")
     warnings.filterwarnings("ignore", category=UserWarning, module=r"torch\..*|torchao\..*|executorch\..*")

@@ -1,0 +1,168 @@
+"""`passgate serve`: a real server process; `passgate check` through it behaves as without it.
+
+One server for the module (start-up is the cost: torch imports, a warm-up
+check, the built-in cases memoized), on the shared test cache and a private
+$XDG_RUNTIME_DIR, so no other test or developer server is touched. The
+teardown stops it and kills it by pid if --stop failed: no server survives.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+EXE = [sys.executable, "-m", "harness.cli"]
+GOOD = """\
+from executorch.exir.pass_base import ExportPass
+
+
+class P(ExportPass):
+    pass
+"""
+BAD = """\
+from torch.fx.passes.infra.pass_base import PassBase, PassResult
+
+
+class P(PassBase):
+    def call(self, gm):
+        for n in gm.graph.nodes:
+            if n.op == "call_function":
+                n.meta.pop("val", None)
+        return PassResult(gm, True)
+"""
+
+
+def _run(args, env, cwd=None, timeout=120):
+    return subprocess.run([*EXE, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def _status(env) -> dict:
+    r = _run(["serve", "--status"], env)
+    return json.loads(r.stdout) if r.returncode == 0 else {}
+
+
+@pytest.fixture(scope="module")
+def served(passgate_cache, tmp_path_factory):
+    runtime = tmp_path_factory.mktemp("xdg")
+    os.chmod(runtime, 0o700)
+    env = {**os.environ, "PASSGATE_CACHE_DIR": str(passgate_cache), "XDG_RUNTIME_DIR": str(runtime)}
+    env.pop("PASSGATE_NO_SERVER", None)
+    r = _run(["serve", "--preload", "builtin", "--idle-timeout", "300"], env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    pid = _status(env)["pid"]
+    try:
+        yield env, pid
+    finally:
+        _run(["serve", "--stop"], env)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            pass
+        else:  # --stop failed: never leave a server behind
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail("passgate serve --stop left the server running")
+
+
+def _norm_err(text: str) -> str:
+    return re.sub(r"\d+\.\d+s", "Xs", text)
+
+
+def test_check_through_server_matches_a_local_run(served, tmp_path):
+    env, _ = served
+    pass_file = tmp_path / "bad_pass.py"
+    pass_file.write_text(BAD)
+    args = ["check", "--pass", f"{pass_file}:P", "--graphs", "mlp", "--report", str(tmp_path / "r")]
+    before = _status(env)["requests"]
+    remote = _run(args, env)
+    assert _status(env)["requests"] == before + 1  # it did go through the server
+    local = _run([*args, "--no-server"], env)
+    assert remote.returncode == local.returncode == 1  # meta_val violated
+    assert remote.stdout == local.stdout and "meta_val" in remote.stdout
+    assert _norm_err(remote.stderr) == _norm_err(local.stderr)
+    assert _status(env)["requests"] == before + 1  # --no-server did not ask it
+
+
+def test_opt_outs(monkeypatch):
+    from harness import server
+
+    monkeypatch.delenv("PASSGATE_NO_SERVER", raising=False)
+    assert server.wanted(["check", "--pass", "x:y"])
+    assert not server.wanted(["check", "--pass", "x:y", "--no-server"])
+    monkeypatch.setenv("PASSGATE_NO_SERVER", "1")
+    assert not server.wanted(["check", "--pass", "x:y"])
+
+
+def test_edited_pass_file_is_picked_up(served, tmp_path):
+    env, _ = served
+    pass_file = tmp_path / "my_pass.py"
+    args = ["check", "--pass", f"{pass_file}:P", "--graphs", "mlp", "--report", str(tmp_path / "r"), "-q"]
+    pass_file.write_text(GOOD)
+    assert _run(args, env).returncode == 0
+    pass_file.write_text(BAD)
+    assert _run(args, env).returncode == 1
+    pass_file.write_text(GOOD)
+    started = time.monotonic()
+    assert _run(args, env).returncode == 0
+    assert time.monotonic() - started < 30
+
+
+def test_socket_is_private(served):
+    env, _ = served
+    path = Path(_status(env)["socket"])
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and stat.S_ISSOCK(os.stat(path).st_mode)
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert os.stat(path).st_uid == os.getuid()
+
+
+def test_stale_socket_falls_back_silently(passgate_cache, tmp_path):
+    from harness import server
+
+    runtime = tmp_path / "xdg"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "PASSGATE_CACHE_DIR": str(passgate_cache), "XDG_RUNTIME_DIR": str(runtime)}
+    env.pop("PASSGATE_NO_SERVER", None)
+    old = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    try:
+        path = server.socket_path(server.resolve_cache_root(str(passgate_cache)))
+        assert server.secure_dir(path.parent, create=True)
+    finally:
+        if old is None:
+            del os.environ["XDG_RUNTIME_DIR"]
+        else:
+            os.environ["XDG_RUNTIME_DIR"] = old
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(path))  # a socket file nobody listens on: what a killed server leaves
+    dead.close()
+    pass_file = tmp_path / "p.py"
+    pass_file.write_text(GOOD)
+    r = _run(["check", "--pass", f"{pass_file}:P", "--graphs", "mlp", "--report", str(tmp_path / "r")], env)
+    assert r.returncode == 0, r.stderr
+    assert "server" not in r.stderr
+    assert _run(["serve", "--status"], env).returncode == 1
+
+
+def test_stop(served):
+    env, pid = served
+    r = _run(["serve", "--stop"], env)
+    assert r.returncode == 0 and "stopped" in r.stderr
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the server is still running after --stop")
+    assert _run(["serve", "--status"], env).returncode == 1
