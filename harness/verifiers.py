@@ -67,10 +67,13 @@ def meta_key(check: str, before: dict, ep) -> Verdict:
 def _dim_ok(claimed: Any, actual: int) -> bool:
     if isinstance(claimed, int):
         return claimed == actual
-    try:  # a backed SymInt: its hint is the sample size we ran with
-        return int(claimed) == actual
-    except Exception:  # noqa: BLE001 - unbacked: nothing to compare
+    # A backed SymInt: its hint is the sample size we ran with. Read the hint, never int(claimed):
+    # that guards, and the guard specializes the symbol in the ShapeEnv every copy of the case
+    # shares (deepcopy keeps the fake mode), which then read as the pass changing the shared case.
+    hint = getattr(getattr(claimed, "node", None), "hint", None)
+    if hint is None:  # unbacked: nothing to compare
         return True
+    return int(hint) == actual
 
 
 def _val_mismatch(val: Any, produced: Any) -> Optional[str]:
