@@ -75,6 +75,10 @@ def add_parser(sub) -> None:
     add_common_run_options(p)
     p.add_argument("--no-server", action="store_true", help="run in this process even when a `passgate serve` "
                    "server runs (also PASSGATE_NO_SERVER=1)")
+    p.add_argument("--no-shrink", action="store_true", help="do not shrink failing random graphs (by default "
+                   "each failing pass x check is shrunk to a minimal graph and a repro_<id>.py is written)")
+    p.add_argument("--shrink-time", type=positive_float, default=60.0, metavar="SECONDS",
+                   help="time one shrink may take (default 60; all shrinks of a run: 5x that)")
     p.set_defaults(run=run)
 
 
@@ -125,5 +129,10 @@ def run(args) -> int:
         shard = sharding.plan(args.shard, names, specs)
         cases = s.load_cases(shard.specs)
         shard.check(passes, cases, replace(config, skip=s.done_pairs), progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
+        if not args.no_shrink:  # failing random graphs -> minimal graph + repro_<id>.py (harness/shrink.py)
+            from harness.shrink import shrink_failures
+
+            shrink_failures(s.results, passes, shard.specs, config, report_dir, args.strict, args.shrink_time,
+                            5 * args.shrink_time, note=s.note)
 
     return session.run(body)

@@ -76,6 +76,8 @@ class Session:
     resume: bool = False
     # (pass, graph) pairs a resumed report already holds: pass as RunConfig(skip=...).
     done_pairs: frozenset = frozenset()
+    # case name -> the ops it contains (export + edge), for the report's op_coverage (harness/coverage.py)
+    op_sets: dict = field(default_factory=dict)
 
     def progress(self, done: int, total: int, pass_name: str, graph: str, rs: list[CheckResult]) -> None:
         if self.quiet:
@@ -97,6 +99,7 @@ class Session:
         for i, spec in enumerate(specs, 1):
             case = load_case(spec)
             loaded.append(case)
+            self.op_sets[spec.name] = _case_ops(case)
             self.cases.append({
                 "name": spec.name, "source": spec.source, "key": spec.key,
                 "from_cache": case.from_cache, "lower_seconds": round(case.lower_seconds, 4),
@@ -112,6 +115,10 @@ class Session:
 
     def finish(self, complete: bool = True, extra: Optional[dict] = None) -> int:
         status = self.exit_status() if complete else 1
+        if self.op_sets and "op_coverage" not in (extra or {}):
+            from harness.coverage import op_coverage
+
+            extra = {**(extra or {}), "op_coverage": op_coverage(self.op_sets.values())}
         doc = report_json.document(
             self.results, self.configuration, self.cases, started_at=self.started_at,
             complete=complete, exit_status=status, strict=self.strict, extra=extra,
@@ -176,6 +183,15 @@ class Session:
         self.note(f"{what}: writing the report of what finished (rerun with --resume to continue)")
         self.finish(complete=False, extra=extra() if extra else None)
         return status
+
+
+def _case_ops(case) -> set:
+    from harness.coverage import case_ops
+
+    try:
+        return case_ops(case)
+    except Exception:  # noqa: BLE001 - a case without a readable graph has no ops to count
+        return set()
 
 
 def render_table(results: list[CheckResult], strict: bool = False) -> str:

@@ -111,6 +111,27 @@ class NeverFixedPoint(PassBase):
         return PassResult(gm, True)
 
 
+class OddLastDimAdd(PassBase):
+    """Rewrites float ``add(a, b)`` as ``a - (-b)``, but forgets the negation when the result's
+    last dimension is odd: right on every even-width tensor, wrong on odd ones (random graphs find it)."""
+
+    def call(self, gm: torch.fx.GraphModule) -> PassResult:
+        changed = False
+        for node in list(gm.graph.nodes):
+            if node.op != "call_function" or node.target != EDGE.add.Tensor:
+                continue
+            a, b = node.args[:2]
+            val = node.meta.get("val")
+            if not isinstance(b, torch.fx.Node) or val is None or not val.dtype.is_floating_point or val.dim() == 0:
+                continue
+            last = val.shape[-1]
+            if isinstance(last, int) and last % 2 == 1:
+                node.target = EDGE.sub.Tensor  # the bug: should be sub(a, neg(b))
+                changed = True
+        gm.recompile()
+        return PassResult(gm, changed)
+
+
 # pass class -> (the check ids that must flag it, graphs it is run on)
 EXPECTED = {
     RawCallFunctionNoMeta: {"meta_val", "meta_stack_trace", "meta_nn_module_stack", "meta_debug_handle"},
