@@ -26,7 +26,8 @@ from typing import Callable, Optional
 from hypothesis import strategies as st
 
 from harness.cases import CaseSpec, ModelInputs
-from harness.gen_ops import FLOATS, RULES, Emit, Val
+from harness.gen_ops import RULES
+from harness.gen_types import FLOATS, Emit, Val
 from harness.program import Decl, Program, Stmt
 
 BATCHES = (3, 5)  # sample size of the dynamic dim, and the size of the second (probing) evaluation

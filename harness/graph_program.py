@@ -19,7 +19,7 @@ import math
 from typing import Any, Optional
 
 from harness.coverage import op_name
-from harness.gen_ops import Val
+from harness.gen_types import Val
 from harness.program import Decl, Program, Stmt
 
 EXACT_NUMEL = 64  # tensors up to this many elements are written out value by value

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from harness.gen_ops import Val
+from harness.gen_types import Val
 
 BATCH_MIN, BATCH_MAX = 2, 64
 
