@@ -20,7 +20,7 @@ graphs, and graph ``i`` does not depend on how many were asked for.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from hypothesis import strategies as st
@@ -130,9 +130,10 @@ class _Gen:
         shape, dyn = [], []
         keep = self.int(1, v.rank) if v.rank else 0
         for d in range(v.rank - keep, v.rank):
-            if v.is_dyn(d):
-                shape.append(1 if kind == 4 or into else v.shape[d])
-                dyn.append(not (kind == 4 or into) and True)
+            if v.is_dyn(d):  # a parameter broadcasts over the dynamic dim; a new input shares it
+                shared = not (kind == 4 or into)
+                shape.append(v.shape[d] if shared else 1)
+                dyn.append(shared)
             elif v.shape[d] == 1 and not into and self.flip():
                 shape.append(self.size())
                 dyn.append(False)
@@ -290,11 +291,17 @@ def programs(draw, name: str = "random", seed: int = 0, min_ops: int = 3, max_op
 
 def draw_program(seed: int, index: int) -> Program:
     """Graph ``index`` of ``seed``: hypothesis' ConjectureData fed by a seeded Random."""
+    from hypothesis.errors import StopTest
     from hypothesis.internal.conjecture.data import ConjectureData
 
-    data = ConjectureData(random=random.Random(f"passgate:{seed}:{index}"))
     name = f"random_s{seed}_{index:03d}"
-    return data.draw(programs(name=name, seed=seed * 100_003 + index))
+    for attempt in range(3):  # a draw uses ~200 choices of hypothesis' 8 KiB buffer: overrun is not expected
+        data = ConjectureData(random=random.Random(f"passgate:{seed}:{index}" + (f":{attempt}" if attempt else "")))
+        try:
+            return data.draw(programs(name=name, seed=seed * 100_003 + index))
+        except StopTest:
+            continue
+    raise RuntimeError(f"could not draw {name}: hypothesis' choice buffer overran three times")
 
 
 def spec_of(program: Program, source: str = "random") -> CaseSpec:
@@ -347,7 +354,3 @@ def lower_stat(spec: CaseSpec) -> LowerStat:
         return LowerStat(spec.name, False, time.perf_counter() - started, {}, f"{type(exc).__name__}: {first[:200]}")
     ops = program_ops(exported) | program_ops(edge)
     return LowerStat(spec.name, True, time.perf_counter() - started, ops)
-
-
-def with_name(program: Program, name: str) -> Program:
-    return replace(program, name=name)

@@ -75,11 +75,9 @@ class Program:
         lines += ["", "", "class Program(nn.Module):", "    def __init__(self):", "        super().__init__()"]
         if self.decls:
             lines.append("        g = torch.Generator().manual_seed(SEED)")
-            with_bn = False
             for d in self.decls:
                 for text in d.lines:
                     lines.append("        " + text.format(m=d.ref))
-                    with_bn = with_bn or "running_" in text
         args = ", ".join(["self"] + [v.name for v in self.inputs])
         lines += ["", f"    def forward({args}):"]
         lines += ["        " + s.line() for s in self.stmts]

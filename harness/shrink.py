@@ -166,8 +166,9 @@ def shrink_failures(results: list[CheckResult], passes: list, specs: list, confi
                     note: Callable[[str], None] = lambda m: None) -> list[Shrunk]:
     """Shrink one failing random case per (pass, check) and write its reproducer; annotate the results.
 
-    The smallest failing random graph of each (pass, check) is shrunk; its
-    record gets ``shrunk_graph`` (the minimal program), ``shrunk_nodes``,
+    The smallest failing random graphs of each (pass, check) are shrunk (up to
+    :data:`TARGETS`, until one reaches :data:`GOOD_ENOUGH` nodes) and the
+    smallest result is kept; its record gets ``shrunk_graph`` (the minimal program), ``shrunk_nodes``,
     ``shrink`` (statements before/after, tries, seconds) and ``repro`` (the
     script); the pair's other failing random graphs get ``repro`` too, with
     ``repro_shrunk_from`` naming the graph it was shrunk from.
