@@ -8,7 +8,10 @@ against ~700 ms to lower it again.
 
 Safe for concurrent writers (pytest-xdist workers, sharded CI jobs on a
 shared folder): every write goes to a temporary file that is renamed into
-place, so a reader sees a whole entry or none. Every entry carries the
+place, so a reader sees a whole entry or none, and a process that misses a
+case lowers it under an exclusive lock on ``.locks/<entry>.lock``
+(:meth:`CaseCache.lowering`), so processes that miss the same case at once
+lower it once: the others wait and read the entry. Every entry carries the
 SHA-256 of its payload; an entry that does not verify is rebuilt, with a
 warning, never trusted.
 """
@@ -23,12 +26,31 @@ import pickle
 import sys
 import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 FORMAT_VERSION = 1
 ENV_VAR = "PASSGATE_CACHE_DIR"
+# When set, every process appends one JSON line per cache event (hit, miss, lowered, waited) to this file:
+# how the benchmarks count lowerings across xdist workers.
+LOG_ENV_VAR = "PASSGATE_CACHE_LOG"
+
+
+def _log_event(event: str, spec) -> None:
+    path = os.environ.get(LOG_ENV_VAR)
+    if not path:
+        return
+    line = json.dumps({"event": event, "case": spec.name, "pid": os.getpid()}) + "\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode())  # one short O_APPEND write: lines of concurrent writers never interleave
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 class CorruptCacheEntry(Exception):
@@ -119,6 +141,7 @@ class CaseCache:
         path = self.path_for(spec)
         if not path.exists():
             self.misses += 1
+            _log_event("miss", spec)
             return None
         try:
             entry = self._read(path)
@@ -132,7 +155,40 @@ class CaseCache:
                 pass
             return None
         self.hits += 1
+        _log_event("hit", spec)
         return entry
+
+    @contextmanager
+    def lowering(self, spec):
+        """Hold the lock for lowering ``spec``; yields the entry if another process stored it meanwhile, else None.
+
+        The caller lowers and stores inside the block. Without ``fcntl`` (or when
+        the lock file cannot be made) it yields None at once: every process
+        lowers, as before, and the atomic rename still keeps entries whole.
+        """
+        try:
+            import fcntl
+
+            lock_dir = self.root / ".locks"
+            lock_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock_dir / (self.path_for(spec).name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except (ImportError, OSError):
+            yield None
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            path = self.path_for(spec)
+            entry = None
+            if path.exists():
+                self.misses -= 1  # not a miss after all: another process lowered it while we waited
+                entry = self.load(spec)
+                if entry is not None:
+                    _log_event("waited", spec)
+            if entry is None:
+                _log_event("lowered", spec)
+            yield entry
+        finally:
+            os.close(fd)  # releases the lock
 
     def _read(self, path: Path):
         import torch

@@ -137,13 +137,20 @@ def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None) -> GraphCase:
     started = time.perf_counter()
     entry = cache.load(spec) if cache else None
     from_cache = entry is not None
+    if entry is None and cache is not None:
+        # One lowering per machine: processes sharing the cache (xdist workers, shards) that miss the same
+        # case wait for whichever took the lock first and read its entry instead of lowering it again.
+        with cache.lowering(spec) as stored:
+            entry = stored
+            from_cache = entry is not None
+            if entry is None:
+                inputs, exported, edge = export_and_lower(spec)
+                entry = cache.store(spec, inputs, exported, edge)
     if entry is None:
         inputs, exported, edge = export_and_lower(spec)
-        entry = cache.store(spec, inputs, exported, edge) if cache else None
-        if entry is None:  # no cache: still round-trip, so verdicts match cached runs
-            from harness.cache import roundtrip
+        from harness.cache import roundtrip  # no cache: still round-trip, so verdicts match cached runs
 
-            entry = (inputs, roundtrip(exported), roundtrip(edge))
+        entry = (inputs, roundtrip(exported), roundtrip(edge))
     inputs, exported, edge = entry
     case = GraphCase(spec, inputs, exported, edge, time.perf_counter() - started, from_cache)
     _MEMO[memo_key] = case

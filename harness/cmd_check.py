@@ -73,6 +73,9 @@ def add_parser(sub) -> None:
     p.add_argument("--semantics", choices=("preserving", "changing"),
                    help="'changing' skips numerics (default: the pass's passgate_semantics, else preserving)")
     add_common_run_options(p)
+    p.add_argument("-j", "--workers", type=positive_int, default=1, metavar="N",
+                   help="worker processes checking pass x graph pairs at once (default 1; results and reports "
+                   "come in the same order whatever N)")
     p.add_argument("--no-server", action="store_true", help="run in this process even when a `passgate serve` "
                    "server runs (also PASSGATE_NO_SERVER=1)")
     p.add_argument("--no-shrink", action="store_true", help="do not shrink failing random graphs (by default "
@@ -105,7 +108,7 @@ def run(args) -> int:
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
     config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
-                       isolate=not args.no_isolation and isolation.available())
+                       isolate=not args.no_isolation and isolation.available(), workers=args.workers)
     session = Session(
         report_dir=report_dir,
         strict=args.strict,

@@ -1,0 +1,178 @@
+"""``python -m benchmarks`` (``tox -e bench``): every speed and scale figure of issue 7 in one run.
+
+Each figure is measured side by side with its baseline on a fixed workload
+and seed, printed with its target, and the whole run is written as JSON
+(default ``reports/generated/bench/bench-<UTC time>.json`` and
+``latest.json`` beside it) so runs can be compared with ``--compare``.
+
+    python -m benchmarks                   # everything but the slow conformance wall times
+    python -m benchmarks --with-slow       # also tox -e conformance's quick and standard wall times
+    python -m benchmarks --only throughput verification
+    python -m benchmarks --tiny --out x.json   # a seconds-long smoke run (what the tests use)
+
+The machine's other load matters: the JSON records the load average before
+and after, and the CPU count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from pathlib import Path
+
+FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help")
+SLOW = ("conformance",)
+TARGETS = {
+    "throughput": "passgate >= 30x the checks/s of the per-test style",
+    "warm_cold": "warm cache >= 5x faster than cold",
+    "edit_loop": "rerun through the warm server < 2 s",
+    "parallel": "xdist -n 2 >= 1.6x faster than -n 1",
+    "memory": "peak RSS per worker < 4 GiB",
+    "verification": "no verifier costs more than pass + numerics without a written reason",
+    "conformance": "tox -e conformance: quick < 2 min, standard < 10 min",
+    "help": "passgate --help answers without importing torch",
+}
+
+
+def _fmt(v) -> str:
+    return "-" if v is None else (f"{v:g}" if isinstance(v, (int, float)) else str(v))
+
+
+def render(figures: dict) -> str:
+    lines = [f"{'figure':<13} {'value':>9}  {'target':>8}  {'met':<4} unit / what"]
+    for name, f in figures.items():
+        if "error" in f:
+            lines.append(f"{name:<13} {'error':>9}  {'':>8}  {'':<4} {f['error']}")
+            continue
+        cmp = ">=" if f.get("better") == "higher" else "<"
+        met = {True: "yes", False: "NO", None: "-"}[f.get("met")]
+        lines.append(f"{name:<13} {_fmt(f.get('value')):>9}  {cmp + _fmt(f.get('target')):>8}  {met:<4} "
+                     f"{f.get('unit', '')}")
+    return "\n".join(lines)
+
+
+def details(figures: dict) -> str:
+    out = []
+    for name, f in figures.items():
+        body = {k: v for k, v in f.items() if k not in ("value", "target", "unit", "better", "met")}
+        out.append(f"--- {name}: {TARGETS.get(name, '')}\n{json.dumps(body, indent=1, default=str)}")
+    return "\n".join(out)
+
+
+def compare(new: dict, old: dict) -> str:
+    lines = ["figure         before      now"]
+    for name, f in new["figures"].items():
+        before = old.get("figures", {}).get(name, {}).get("value")
+        lines.append(f"{name:<13} {_fmt(before):>8} {_fmt(f.get('value')):>8}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=FIGURES, help="measure only these figures")
+    ap.add_argument("--with-slow", action="store_true", help=f"also the slow figures ({', '.join(SLOW)}): "
+                    "two full conformance runs")
+    ap.add_argument("--skip-slow", action="store_true", help="leave the slow figures out (the default)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tiny", action="store_true", help="a smoke-sized workload (one pass, one graph)")
+    ap.add_argument("--cache-dir", help="the shared lowered-graph cache (default: a fresh temporary folder, so "
+                    "every run starts from the same state)")
+    ap.add_argument("--out", help="JSON file to write (default reports/generated/bench/bench-<time>.json)")
+    ap.add_argument("--compare", metavar="JSON", help="print the figures beside those of an earlier run")
+    args = ap.parse_args(argv)
+
+    from harness.quiet import silence_third_party
+
+    silence_third_party()
+    from benchmarks import figures as F
+
+    wanted = list(args.only or [f for f in FIGURES if args.with_slow or f not in SLOW])
+    ctx = F.Context(seed=args.seed, tiny=args.tiny)
+    if args.cache_dir:
+        ctx.cache_dir = Path(args.cache_dir)
+        ctx.cache_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["PASSGATE_CACHE_DIR"] = str(ctx.cache_dir)
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(ctx.cache_dir / "torchinductor")
+    load_before = os.getloadavg()
+    started = time.time()
+    got: dict = {}
+
+    def measure(name, fn, *a):
+        ctx.say(f"measuring {name} ...")
+        t = time.perf_counter()
+        try:
+            got[name] = fn(*a)
+        except Exception as exc:  # noqa: BLE001 - one failing figure must not lose the others
+            import traceback
+
+            traceback.print_exc()
+            got[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        got[name]["measured_in_s"] = round(time.perf_counter() - t, 1)
+
+    try:
+        order = [f for f in FIGURES if f in wanted]
+        for name in order:
+            if name == "throughput":
+                measure(name, F.throughput, ctx)
+            elif name == "verification":
+                measure(name, F.verification_cost, ctx)
+            elif name == "edit_loop":
+                measure(name, F.edit_loop, ctx)
+            elif name == "warm_cold":
+                measure(name, F.warm_vs_cold, ctx)
+            elif name == "parallel":
+                measure(name, F.parallel, ctx)
+            elif name == "memory":
+                measure(name, F.memory, ctx, got.get("parallel") if "error" not in got.get("parallel", {}) else None)
+            elif name == "conformance":
+                measure(name, F.conformance_wall, ctx)
+            elif name == "help":
+                measure(name, F.help_time, ctx)
+    finally:
+        ctx.stop_server()
+        if not args.cache_dir:
+            shutil.rmtree(ctx.cache_dir, ignore_errors=True)
+        shutil.rmtree(ctx.scratch, ignore_errors=True)
+
+    doc = {
+        "schema": "passgate-bench/1",
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "duration_s": round(time.time() - started, 1),
+        "seed": args.seed, "tiny": args.tiny,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
+                    "loadavg_before": [round(x, 2) for x in load_before],
+                    "loadavg_after": [round(x, 2) for x in os.getloadavg()]},
+        "targets": {k: v for k, v in TARGETS.items() if k in got},
+        "figures": got,
+    }
+    try:
+        import torch
+
+        doc["machine"]["torch"] = torch.__version__
+        doc["machine"]["torch_threads"] = torch.get_num_threads()
+    except ImportError:  # pragma: no cover
+        pass
+    out = Path(args.out) if args.out else Path("reports/generated/bench") / time.strftime(
+        "bench-%Y%m%dT%H%M%SZ.json", time.gmtime(started))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(doc, indent=1, default=str)
+    out.write_text(text)
+    if not args.out:
+        (out.parent / "latest.json").write_text(text)
+    print(details(got))
+    print()
+    print(render(got))
+    print(f"\nbench: {len(got)} figures in {doc['duration_s']} s on {os.cpu_count()} CPUs "
+          f"(load average before {doc['machine']['loadavg_before'][0]}); JSON: {out}")
+    if args.compare:
+        print(compare(doc, json.loads(Path(args.compare).read_text())))
+    return 1 if any("error" in f for f in got.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,532 @@
+"""The figures of issue 7, each measured side by side against its baseline in one run.
+
+Every function returns a dict with at least ``value``, ``target``, ``unit``,
+``met`` and ``workload``; :mod:`benchmarks.__main__` prints and stores them.
+In-process figures (throughput, verification cost) run in the benchmark
+process; the others run the real commands (``passgate check``, ``pytest
+conformance``) as subprocesses, the way users run them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional
+
+from benchmarks.proctree import run_sampled
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+PASSGATE = [PY, "-m", "harness.cli"]
+EDIT_LOOP_PASS = """\
+# A pass author's work in progress: the benchmark edits this file between reruns.
+from executorch.exir.pass_base import ExportPass
+
+
+class MyPass(ExportPass):
+    \"\"\"Retraces the graph through ExportPass (what most ExecuTorch passes build on).\"\"\"
+"""
+
+
+@dataclass
+class Context:
+    """What every figure shares: the workload, the seed, a machine-wide cache folder, scratch space."""
+
+    seed: int = 0
+    tiny: bool = False
+    cache_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="passgate-bench-cache-")))
+    scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="passgate-bench-")))
+    log: object = sys.stderr
+    # the warm server the warm_cold and edit_loop figures share: (env, pid, cache folder)
+    server: Optional[tuple] = None
+    warm_cache: Optional[Path] = None  # the cache folder warm_cold filled
+
+    def say(self, text: str) -> None:
+        print(f"bench: {text}", file=self.log, flush=True)
+
+    def ensure_server(self, cache_dir: Path, preload: list[str]) -> dict:
+        """The env that reaches a warm server for ``cache_dir`` (started once, stopped by :meth:`stop_server`)."""
+        if self.server and self.server[2] == cache_dir:
+            return self.server[0]
+        self.stop_server()
+        env, pid = _start_server(self.env(PASSGATE_CACHE_DIR=cache_dir), preload)
+        self.server = (env, pid, cache_dir)
+        return env
+
+    def stop_server(self) -> None:
+        if self.server:
+            _stop_server(self.server[0], self.server[1])
+            self.server = None
+
+    def env(self, **extra) -> dict:
+        env = {**os.environ, "PASSGATE_CACHE_DIR": str(self.cache_dir), "PYTHONDONTWRITEBYTECODE": "1",
+               "XDG_RUNTIME_DIR": str(self.runtime_dir)}
+        env.pop("PASSGATE_NO_SERVER", None)
+        env.pop("PASSGATE_CACHE_LOG", None)
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    @property
+    def runtime_dir(self) -> Path:
+        path = self.scratch / "xdg"
+        path.mkdir(mode=0o700, exist_ok=True)
+        return path
+
+    def tmp(self, name: str) -> Path:
+        path = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.scratch))
+        return path
+
+
+def _figure(value, target, unit: str, better: str, **rest) -> dict:
+    met = None if value is None else (value >= target if better == "higher" else value < target)
+    return {"value": value, "target": target, "unit": unit, "better": better, "met": met, **rest}
+
+
+# ----------------------------------------------------------------------------- workloads
+
+
+REFERENCE = (
+    "passes.reference:ReplaceInPlaceReluWithOutOfPlaceReluPass",
+    "passes.reference:ReplaceAddWithMulSub",
+    "passes.reference:RemoveDetachPass",
+    "passes.reference:ScalarToTensorPass",
+    "passes.reference:ReplaceAddPass",
+    "passes.reference:replace_add_mul_with_sub",
+    "passes.reference:ReplaceAddMulWithSubKeepingMeta",
+    "passes.reference:GuidePipeline",
+)
+VULKAN_QUANTIZED = ("vulkan.FoldQDQPass", "vulkan.FuseQuantizedOpsTransform")
+
+
+def _workloads(ctx: Context) -> list[dict]:
+    """[{name, passes: [LoadedPass], specs: [CaseSpec], per_test_passes: int}]."""
+    from harness import sources
+    from harness.loading import load_pass
+
+    if ctx.tiny:
+        return [{"name": "float_tiny", "passes": [load_pass(REFERENCE[2])], "specs": sources.select(["mlp"]),
+                 "per_test_passes": 1}]
+    from passes import catalog
+
+    entries = {e.name: e for e in catalog.all_entries(catalog.select(["vulkan"]))}
+    return [
+        {"name": "float: 8 reference passes x 6 built-in graphs", "passes": [load_pass(s) for s in REFERENCE],
+         "specs": sources.select(["builtin"]), "per_test_passes": 2},
+        {"name": "quantized: 2 Vulkan Q/DQ passes x 6 PT2E int8 graphs",
+         "passes": [entries[n].loaded() for n in VULKAN_QUANTIZED], "specs": sources.select(["quantized"]),
+         "per_test_passes": 1},
+    ]
+
+
+def _clear_process_memos() -> None:
+    from harness import runner
+    from harness.cases import clear_memo
+
+    clear_memo()
+    runner._REFERENCES.clear()
+    runner._SHARED_FPS.clear()
+
+
+# ----------------------------------------------------------------------------- a. throughput
+
+
+def throughput(ctx: Context) -> dict:
+    """passgate (lower once, copy per check, isolated workers) vs the per-test style on the same pairs and checks."""
+    from harness import cache
+    from harness.cases import GraphCase, export_and_lower, load_case
+    from harness.runner import RunConfig, check_all, check_pass_on_case
+
+    config = RunConfig(seed=ctx.seed)
+    parts = []
+    for wl in _workloads(ctx):
+        passes, specs = wl["passes"], wl["specs"]
+        pairs = len(passes) * len(specs)
+        # passgate with a cold cache (lowers each graph once) and with the warm one, as `passgate check` runs it
+        cold_dir = ctx.tmp("cold-cache")
+        cache.configure(cold_dir)
+        _clear_process_memos()
+        started = time.perf_counter()
+        cases = [load_case(s) for s in specs]
+        rs = check_all(passes, cases, replace(config, isolate=True))
+        pg_cold = time.perf_counter() - started
+        shutil.rmtree(cold_dir, ignore_errors=True)
+        cache.configure(ctx.cache_dir)
+        for s in specs:  # fill the shared cache, untimed
+            load_case(s)
+        _clear_process_memos()
+        started = time.perf_counter()
+        cases = [load_case(s) for s in specs]
+        rs = check_all(passes, cases, replace(config, isolate=True))
+        pg_warm = time.perf_counter() - started
+        checks = len(rs)
+        _clear_process_memos()  # and with two workers (the machine's two cores)
+        started = time.perf_counter()
+        cases = [load_case(s) for s in specs]
+        check_all(passes, cases, replace(config, isolate=True, workers=2))
+        pg_warm_j2 = time.perf_counter() - started
+        # per-test: each test builds, exports, [quantizes,] lowers its graph, then runs the pass and the checks
+        k = wl["per_test_passes"]
+        per_graph: dict[str, list[float]] = {}
+        measured_checks = 0
+        import torch
+
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # the thread count passgate's workers run with: the same execution costs
+        for gi, spec in enumerate(specs):
+            for j in range(k):
+                p = passes[(gi * k + j) % len(passes)]  # spread the measured pairs over the passes
+                _clear_process_memos()
+                started = time.perf_counter()
+                inputs, exported, edge = export_and_lower(spec)
+                case = GraphCase(spec, inputs, exported, edge)
+                got = check_pass_on_case(p, case, config)
+                per_graph.setdefault(spec.name, []).append(time.perf_counter() - started)
+                measured_checks += len(got)
+        torch.set_num_threads(threads)
+        measured_pairs = sum(len(v) for v in per_graph.values())
+        # extrapolation: every pass on graph g costs what the measured tests on g cost on average
+        per_test_total = sum(statistics.mean(per_graph[s.name]) * len(passes) for s in specs)
+        part = {
+            "workload": wl["name"], "pairs": pairs, "checks": checks,
+            "passgate_warm_s": round(pg_warm, 2), "passgate_cold_s": round(pg_cold, 2),
+            "passgate_warm_2_workers_s": round(pg_warm_j2, 2),
+            "per_test_measured_pairs": measured_pairs, "per_test_measured_checks": measured_checks,
+            "per_test_measured_s": round(sum(sum(v) for v in per_graph.values()), 2),
+            "per_test_mean_s_per_pair": round(per_test_total / pairs, 3),
+            "per_test_extrapolated_s": round(per_test_total, 2),
+            "passgate_warm_checks_per_s": round(checks / pg_warm, 1),
+            "passgate_cold_checks_per_s": round(checks / pg_cold, 1),
+            "per_test_checks_per_s": round(checks / per_test_total, 2),
+            "ratio_warm": round(per_test_total / pg_warm, 1),
+            "ratio_warm_2_workers": round(per_test_total / pg_warm_j2, 1),
+            "ratio_cold": round(per_test_total / pg_cold, 1),
+        }
+        ctx.say(f"throughput {wl['name']}: {json.dumps(part)}")
+        parts.append(part)
+    total_checks = sum(p["checks"] for p in parts)
+    per_test = sum(p["per_test_extrapolated_s"] for p in parts)
+    warm = sum(p["passgate_warm_s"] for p in parts)
+    cold = sum(p["passgate_cold_s"] for p in parts)
+    warm2 = sum(p["passgate_warm_2_workers_s"] for p in parts)
+    return _figure(round(per_test / warm, 1), 30, "x checks/s (1 worker, warm cache)", "higher", parts=parts,
+                   ratio_cold_cache=round(per_test / cold, 1), ratio_2_workers=round(per_test / warm2, 1),
+                   passgate_checks_per_s=round(total_checks / warm, 1),
+                   per_test_checks_per_s=round(total_checks / per_test, 2),
+                   how="passgate: load the cases from the warm disk cache, then check_all in forked workers "
+                       "(as passgate check); per-test: in-process, each pair exports, [quantizes,] lowers its "
+                       "graph and runs the same checks, measured on a subset of pairs (every graph, "
+                       "per_test_measured_pairs of them) and extrapolated per graph to all pairs")
+
+
+# ----------------------------------------------------------------------------- f. verification cost
+
+
+COST_NOTES = {
+    "idempotent": "runs the pass a second time on a deep copy of its result and fingerprints both graphs: "
+                  "its cost is a pass run plus a copy by construction",
+    "deterministic": "runs the pass again on a second fresh copy of the input: a pass run plus a copy by construction",
+    "runnable": "the one recorded execution (fx Interpreter, per-node shapes noted) that runnable, "
+                "val_matches_execution and numerics share; the first pass on a case also pays the reference "
+                "outputs of the pre-pass program for every draw",
+    "verifier": "ExecuTorch's dialect verifier walks every node and checks each op's dtype constraints",
+    "input_unchanged": "fingerprints the shared case and the handed program (every node, its metadata, every tensor)",
+}
+
+
+def verification_cost(ctx: Context) -> dict:
+    """Where the time of one pass x graph goes: copy, pass, each verifier, numerics (in-process, warm cache)."""
+    from harness import cache
+    from harness.cases import GraphCase, load_case
+    from harness.runner import RunConfig, check_all
+
+    wl = _workloads(ctx)[0]
+    cache.configure(ctx.cache_dir)
+    _clear_process_memos()
+    cases = [load_case(s) for s in wl["specs"]]
+    copies: list[float] = []
+    original = GraphCase.program
+
+    def timed_program(self, stage):
+        started = time.perf_counter()
+        try:
+            return original(self, stage)
+        finally:
+            copies.append(time.perf_counter() - started)
+
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the isolation workers that run every check of `passgate check`
+    GraphCase.program = timed_program
+    try:
+        started = time.perf_counter()
+        rs = check_all(wl["passes"], cases, RunConfig(seed=ctx.seed))
+        total = time.perf_counter() - started
+    finally:
+        GraphCase.program = original
+        torch.set_num_threads(threads)
+    pairs = len(wl["passes"]) * len(cases)
+    per_check: dict[str, float] = {}
+    for r in rs:
+        per_check[r.check] = per_check.get(r.check, 0.0) + r.duration_s
+    ms = {k: round(1000 * v / pairs, 2) for k, v in per_check.items()}
+    # two copies per pair: the pass's input (outside any check) and the deterministic check's second input
+    # (inside that check's time): the first half is the copy's own line
+    ms["copy (deep copy of the lowered case for the pass's input)"] = round(1000 * sum(copies) / 2 / pairs, 2)
+    accounted = sum(per_check.values()) + sum(copies) / 2
+    ms["other (seed metadata, fingerprints of the handed program, op counts)"] = round(
+        1000 * (total - accounted) / pairs, 2)
+    pass_plus_numerics = ms.get("runs", 0.0) + ms.get("numerics", 0.0)
+    over = {k: v for k, v in ms.items() if k in per_check and k not in ("runs", "numerics") and v > pass_plus_numerics}
+    notes = {k: COST_NOTES.get(k, "no reason recorded: look into it") for k in over}
+    worst_unexplained = [k for k in over if k not in COST_NOTES]
+    return _figure(len(worst_unexplained), 1, "verifiers costing more than pass+numerics without a reason", "lower",
+                   workload=wl["name"], pairs=pairs, total_ms_per_pair=round(1000 * total / pairs, 2),
+                   ms_per_pair=dict(sorted(ms.items(), key=lambda kv: -kv[1])),
+                   pass_plus_numerics_ms=round(pass_plus_numerics, 2), over_pass_plus_numerics=over, notes=notes)
+
+
+# ----------------------------------------------------------------------------- b. warm vs cold, e. edit loop
+
+
+def _check_cmd(passes: list[str], graphs: list[str], report: Path, *extra) -> list[str]:
+    args = [*PASSGATE, "check"]
+    for p in passes:
+        args += ["--pass", p]
+    return [*args, "--graphs", *graphs, "--report", str(report), "-q", *extra]
+
+
+def _timed(cmd: list, env: dict, cwd: Optional[str] = None) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    r = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=3600)
+    return time.perf_counter() - started, r
+
+
+def _body_seconds(report: Path) -> Optional[float]:
+    try:
+        return json.loads((report / "results.json").read_text())["duration_s"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def import_floor(ctx: Context) -> float:
+    """Seconds a bare process needs to import torch, executorch.exir and passgate's CLI."""
+    t, _ = _timed([PY, "-c", "import harness.cli, torch, executorch.exir"], ctx.env())
+    return t
+
+
+def warm_vs_cold(ctx: Context) -> dict:
+    """The same `passgate check`: empty cache folder, then the filled one, then through the warm server."""
+    graphs = ["mlp"] if ctx.tiny else ["builtin", "zoo"]
+    passes = ["passes.reference:RemoveDetachPass"]
+    folder = ctx.tmp("warm-cold-cache")
+    env = ctx.env(PASSGATE_CACHE_DIR=folder)
+    cold_report, warm_report, served_report = ctx.tmp("cold-report"), ctx.tmp("warm-report"), ctx.tmp("served")
+    cold_s, cold = _timed(_check_cmd(passes, graphs, cold_report, "--no-server"), env)
+    warm_s, warm = _timed(_check_cmd(passes, graphs, warm_report, "--no-server"), env)
+    floor = import_floor(ctx)
+    served_env = ctx.ensure_server(folder, ["builtin"] if ctx.tiny else ["builtin", "zoo"])
+    ctx.warm_cache = folder
+    served = [_timed(_check_cmd(passes, graphs, served_report), served_env) for _ in range(2)]
+    served_s = statistics.median(t for t, _ in served)
+    cold_body, warm_body = _body_seconds(cold_report), _body_seconds(warm_report)
+    served_body = _body_seconds(served_report)
+    return _figure(round(cold_s / warm_s, 2), 5, "x (whole process, no server)", "higher",
+                   workload=f"passgate check --pass {passes[0]} --graphs {' '.join(graphs)}",
+                   cold_s=round(cold_s, 2), warm_s=round(warm_s, 2), through_warm_server_s=round(served_s, 2),
+                   ratio_cold_over_server=round(cold_s / served_s, 1),
+                   ratio_warm_over_server=round(warm_s / served_s, 1),
+                   exit_status={"cold": cold.returncode, "warm": warm.returncode,
+                                "served": [r.returncode for _, r in served]},
+                   import_floor_s=round(floor, 2), cold_body_s=cold_body, warm_body_s=warm_body,
+                   served_body_s=served_body,
+                   ratio_run_body=round(cold_body / warm_body, 1) if cold_body and warm_body else None,
+                   note="whole-process time includes the import floor (torch + executorch.exir) that no cache "
+                        "removes; the run body (results.json duration_s: graphs loaded or lowered, checks, "
+                        "reports) is what the disk cache speeds up; the warm server removes the floor and the "
+                        "loading")
+
+
+def _start_server(env: dict, preload: list[str]) -> tuple[dict, int]:
+    r = subprocess.run([*PASSGATE, "serve", "--preload", *preload, "--idle-timeout", "1800"], env=env,
+                       capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        raise RuntimeError(f"passgate serve failed: {r.stderr.strip()}")
+    status = json.loads(subprocess.run([*PASSGATE, "serve", "--status"], env=env, capture_output=True, text=True,
+                                       timeout=60).stdout)
+    return env, status["pid"]
+
+
+def _stop_server(env: dict, pid: int) -> None:
+    subprocess.run([*PASSGATE, "serve", "--stop"], env=env, capture_output=True, timeout=60)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return
+    import signal
+
+    os.kill(pid, signal.SIGKILL)
+
+
+def edit_loop(ctx: Context, reruns: int = 3) -> dict:
+    """Rerun `passgate check` of one pass file on the zoo after each edit: through the warm server vs a cold process."""
+    graphs = ["mlp"] if ctx.tiny else ["zoo"]
+    folder = ctx.tmp("edit-loop")
+    pass_file = folder / "my_pass.py"
+    pass_file.write_text(EDIT_LOOP_PASS)
+    report = folder / "report"
+    cache_dir = ctx.warm_cache or ctx.cache_dir
+    env = ctx.ensure_server(cache_dir, ["builtin"] if ctx.tiny else ["builtin", "zoo"])
+    served: dict = {}
+    statuses = []
+    edits = 0
+    for j in (1, 2):
+        served[j] = []
+        for _ in range(reruns):
+            edits += 1
+            pass_file.write_text(EDIT_LOOP_PASS + f"\n# edit {edits}\n")
+            t, r = _timed(_check_cmd([f"{pass_file}:MyPass"], graphs, report, "-j", str(j)), env, cwd=str(folder))
+            served[j].append(t)
+            statuses.append(r.returncode)
+    info = json.loads(subprocess.run([*PASSGATE, "serve", "--status"], env=env, capture_output=True, text=True,
+                                     timeout=60).stdout or "{}")
+    body = _body_seconds(report)
+    local = []
+    for _ in range(max(1, reruns - 1)):
+        edits += 1
+        pass_file.write_text(EDIT_LOOP_PASS + f"\n# edit {edits}\n")
+        t, r = _timed(_check_cmd([f"{pass_file}:MyPass"], graphs, report, "-j", "2", "--no-server"), env,
+                      cwd=str(folder))
+        local.append(t)
+        statuses.append(r.returncode)
+    s1, s2, c = statistics.median(served[1]), statistics.median(served[2]), statistics.median(local)
+    return _figure(round(s2, 2), 2.0, "s per rerun through the server (-j 2)", "lower",
+                   workload=f"passgate check --pass my_pass.py:MyPass (an ExportPass) --graphs {' '.join(graphs)} "
+                            f"-j N, the file edited before each rerun",
+                   served_j1_s=[round(x, 2) for x in served[1]], served_j2_s=[round(x, 2) for x in served[2]],
+                   served_j1_median_s=round(s1, 2), served_body_s=body,
+                   cold_process_j2_s=[round(x, 2) for x in local], cold_process_median_s=round(c, 2),
+                   speedup_over_cold_process=round(c / s2, 1), exit_statuses=statuses,
+                   requests_served=info.get("requests"), server_max_rss_mib=info.get("max_rss_mib"),
+                   note="served_body_s is the run body of the last served rerun (results.json duration_s): what is "
+                        "left once imports and case loading are gone is the checks themselves (3 runs of the pass "
+                        "per graph: runs, idempotent, deterministic)")
+
+
+# ----------------------------------------------------------------------------- c./d./g. conformance suite under pytest
+
+
+def _conformance(ctx: Context, profile: str, workers: int, cache_dir: Path, log: Optional[Path] = None) -> dict:
+    report = ctx.tmp(f"conformance-{profile}-n{workers}")
+    cmd = [PY, "-m", "pytest", str(ROOT / "conformance"), "-n", str(workers), "-q", "-rN", "--no-header",
+           "-p", "no:cacheprovider", f"--passgate-profile={profile}", f"--passgate-report={report}"]
+    extra = {"PASSGATE_CACHE_DIR": cache_dir}
+    if log is not None:
+        extra["PASSGATE_CACHE_LOG"] = log
+    r, seconds, tree = run_sampled(cmd, ctx.env(**extra), cwd=str(ROOT))
+    doc = {}
+    try:
+        doc = json.loads((report / "results.json").read_text())
+    except (OSError, ValueError):
+        pass
+    results = doc.get("results", [])
+    tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+    depth = tree.by_depth()
+    return {
+        "seconds": round(seconds, 1), "exit_status": r.returncode, "pytest_summary": tail,
+        "content": {"passes": len({x["pass_name"] for x in results}), "graphs": len({x["graph"] for x in results}),
+                    "checks": len({x["check"] for x in results}), "items": len(results)},
+        "peak_rss_mib": {"controller": depth.get(0), "xdist_workers": depth.get(1), "isolation_workers": depth.get(2)},
+    }
+
+
+def _cache_events(log: Path) -> dict:
+    events: dict[str, int] = {}
+    lowered_by: dict[str, set] = {}
+    if log.exists():
+        for line in log.read_text().splitlines():
+            e = json.loads(line)
+            events[e["event"]] = events.get(e["event"], 0) + 1
+            if e["event"] == "lowered":
+                lowered_by.setdefault(e["case"], set()).add(e["pid"])
+    return {"events": events, "cases_lowered": len(lowered_by),
+            "cases_lowered_more_than_once": sorted(c for c, p in lowered_by.items() if len(p) > 1)}
+
+
+def parallel(ctx: Context, profile: str = "standard") -> dict:
+    """pytest-xdist -n 2 vs -n 1 on the conformance suite, each from an empty shared cache (lowering counted)."""
+    runs = {}
+    for n in (1, 2):
+        cache_dir, log = ctx.tmp(f"xdist-cache-n{n}"), ctx.scratch / f"cache-log-n{n}.jsonl"
+        runs[n] = _conformance(ctx, profile, n, cache_dir, log)
+        runs[n]["cache"] = _cache_events(log)
+        ctx.say(f"conformance -n {n}: {json.dumps(runs[n])}")
+        shutil.rmtree(cache_dir, ignore_errors=True)
+    ratio = round(runs[1]["seconds"] / runs[2]["seconds"], 2)
+    return _figure(ratio, 1.6, "x (-n 1 time / -n 2 time)", "higher", profile=profile,
+                   n1=runs[1], n2=runs[2],
+                   note="both runs start from an empty cache folder the xdist workers share; cache.lowered counts "
+                        "lowerings across all workers (one per graph means no worker redid another's)")
+
+
+def memory(ctx: Context, parallel_figure: Optional[dict]) -> dict:
+    """Peak RSS per process: the conformance workers (from the parallel run) and passgate check on every graph source."""
+    from harness import sources
+
+    graphs = ["mlp"] if ctx.tiny else ["builtin", "zoo", "quantized"]
+    try:
+        sources.select(["random"], 2, 0)
+        graphs = graphs if ctx.tiny else [*graphs, "random"]
+    except Exception:  # noqa: BLE001 - random graphs not in this build
+        pass
+    passes = ["passes.reference:RemoveDetachPass", "passes.reference:ReplaceAddMulWithSubKeepingMeta"]
+    report = ctx.tmp("memory-report")
+    cmd = _check_cmd(passes, graphs, report, "--no-server")
+    r, seconds, tree = run_sampled(cmd, ctx.env())
+    depth = tree.by_depth()
+    peaks = [v["max_mib"] for v in depth.values()]
+    conf = None
+    if parallel_figure:
+        conf = parallel_figure["n2"]["peak_rss_mib"]
+        peaks += [v["max_mib"] for v in conf.values() if v]
+    worst = max(peaks) if peaks else None
+    return _figure(round(worst / 1024, 2) if worst else None, 4.0, "GiB peak RSS of any one process", "lower",
+                   check_workload=f"passgate check, 2 reference passes x --graphs {' '.join(graphs)} "
+                                  f"(every graph source: what the full profile adds is more passes, not more "
+                                  f"graphs held)", check_seconds=round(seconds, 1), check_exit_status=r.returncode,
+                   check_peak_rss_mib={"passgate": depth.get(0), "isolation_workers": depth.get(1)},
+                   conformance_n2_peak_rss_mib=conf,
+                   note="VmHWM sampled every 0.2 s; forked workers count the pages they share with their parent")
+
+
+def conformance_wall(ctx: Context) -> dict:
+    """`tox -e conformance`'s command (pytest conformance -n 2) on the quick and standard profiles, warm cache."""
+    out = {}
+    for profile, target in (("quick", 120.0), ("standard", 600.0)):
+        run = _conformance(ctx, profile, 2, ctx.cache_dir)
+        run["target_s"] = target
+        run["met"] = run["seconds"] < target
+        out[profile] = run
+        ctx.say(f"conformance {profile}: {json.dumps(run)}")
+    return _figure(out["standard"]["seconds"], 600.0, "s (standard; quick in 'quick')", "lower", **out,
+                   how="the command tox -e conformance runs (pytest conformance -n 2 -q -rN --no-header), in the "
+                       "passgate venv on the warm bench cache; tox's own env creation is not included")
+
+
+def help_time(ctx: Context) -> dict:
+    """`passgate --help` (lazy subcommand imports: no torch)."""
+    times = [_timed([*PASSGATE, "--help"], ctx.env())[0] for _ in range(3)]
+    return _figure(round(statistics.median(times), 3), 1.0, "s", "lower", runs=[round(t, 3) for t in times])
+
+
+def strip_ansi(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)

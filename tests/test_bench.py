@@ -1,0 +1,28 @@
+"""The benchmark runner works (not how fast anything is: benchmarks are never timed assertions in tests)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_tiny_bench_run_writes_valid_json(tmp_path):
+    out = tmp_path / "bench.json"
+    r = subprocess.run([sys.executable, "-m", "benchmarks", "--tiny", "--only", "throughput", "verification", "help",
+                        "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads(out.read_text())
+    assert doc["schema"] == "passgate-bench/1" and doc["tiny"] is True and doc["machine"]["cpus"] >= 1
+    assert set(doc["figures"]) == {"throughput", "verification", "help"}
+    for name, f in doc["figures"].items():
+        assert {"value", "target", "unit", "met"} <= set(f), name
+        assert isinstance(f["value"], (int, float)), name
+    part = doc["figures"]["throughput"]["parts"][0]
+    assert part["checks"] == part["per_test_measured_checks"] > 0  # both sides ran the same checks
+    assert "runs" in doc["figures"]["verification"]["ms_per_pair"]
+    for line in ("throughput", "verification", "help"):  # the table prints every figure with its target
+        assert any(row.startswith(line) for row in r.stdout.splitlines())
