@@ -211,7 +211,7 @@ RULES: list[OpRule] = [
     OpRule("expand", lambda v: v.rank >= 1, _expand),
     OpRule("slice", lambda v: v.rank >= 1, _slice, weight=2),
     OpRule("select", lambda v: v.rank >= 2, _select),
-    OpRule("squeeze", lambda v: v.rank >= 2, _squeeze),
+    OpRule("squeeze", lambda v: v.rank >= 2 and any(v.shape[d] == 1 for d in v.static_dims), _squeeze),
     OpRule("unsqueeze", lambda v: v.rank <= 3, _unsqueeze),
     OpRule("detach", lambda v: True, _detach),
     OpRule("cat", lambda v: v.rank >= 1, _cat, weight=2),

@@ -38,6 +38,18 @@ def test_same_seed_same_graphs_and_graph_i_does_not_depend_on_count():
     assert [s.key for s in random_specs(2, 7)] == [s.key for s in random_specs(2, 7)]
 
 
+def test_same_seed_same_graphs_in_another_process_with_other_imports():
+    """Graphs do not depend on what the run imported (hypothesis draws constants from local modules)."""
+    import subprocess
+    import sys
+
+    code = ("from harness.generate import random_specs; "
+            "print('\\n---\\n'.join(s.definition for s in random_specs(4, 2)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
+    assert out.returncode == 0, out.stderr[-1000:]
+    assert out.stdout.strip() == "\n---\n".join(s.definition for s in random_specs(4, 2)).strip()
+
+
 def test_build_runs_the_definition_text():
     """The definition is the program: build() executes it, and editing it changes the cache key."""
     import torch
