@@ -20,6 +20,7 @@ graphs, and graph ``i`` does not depend on how many were asked for.
 from __future__ import annotations
 
 import random
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -205,8 +206,9 @@ def _evaluate(gen: _Gen, emit: Emit) -> Optional[list]:
     results = []
     for env in gen.envs:
         ns = {"torch": torch, "nn": nn, "F": F, "self": gen.holder, **env}
-        try:
-            with torch.no_grad():
+        try:  # quiet: var/std over a size-1 dim warns, and that is a legitimate graph
+            with torch.no_grad(), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 out = eval(emit.expr.format(*emit.args), ns)  # noqa: S307 - our own generated code
         except Exception:  # noqa: BLE001 - an invalid call is undone and redrawn
             return None
