@@ -82,6 +82,9 @@ def main(argv=None) -> int:
     ap.add_argument("--tiny", action="store_true", help="a smoke-sized workload (one pass, one graph)")
     ap.add_argument("--cache-dir", help="the shared lowered-graph cache (default: a fresh temporary folder, so "
                     "every run starts from the same state)")
+    ap.add_argument("--conformance-source", default="worktree", metavar="worktree|REV",
+                    help="the conformance suite to time: this checkout's (default) or a git revision's, exported "
+                    "(e.g. HEAD, while the checkout's suite is being edited)")
     ap.add_argument("--out", help="JSON file to write (default reports/generated/bench/bench-<time>.json)")
     ap.add_argument("--compare", metavar="JSON", help="print the figures beside those of an earlier run")
     args = ap.parse_args(argv)
@@ -92,7 +95,7 @@ def main(argv=None) -> int:
     from benchmarks import figures as F
 
     wanted = list(args.only or [f for f in FIGURES if args.with_slow or f not in SLOW])
-    ctx = F.Context(seed=args.seed, tiny=args.tiny)
+    ctx = F.Context(seed=args.seed, tiny=args.tiny, conformance_source=args.conformance_source)
     if args.cache_dir:
         ctx.cache_dir = Path(args.cache_dir)
         ctx.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -143,7 +146,7 @@ def main(argv=None) -> int:
         "schema": "passgate-bench/1",
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "duration_s": round(time.time() - started, 1),
-        "seed": args.seed, "tiny": args.tiny,
+        "seed": args.seed, "tiny": args.tiny, "conformance_source": args.conformance_source,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "loadavg_before": [round(x, 2) for x in load_before],
                     "loadavg_after": [round(x, 2) for x in os.getloadavg()]},

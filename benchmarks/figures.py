@@ -29,11 +29,19 @@ PY = sys.executable
 PASSGATE = [PY, "-m", "harness.cli"]
 EDIT_LOOP_PASS = """\
 # A pass author's work in progress: the benchmark edits this file between reruns.
+from executorch.exir.dialects._ops import ops as exir_ops
 from executorch.exir.pass_base import ExportPass
 
 
 class MyPass(ExportPass):
-    \"\"\"Retraces the graph through ExportPass (what most ExecuTorch passes build on).\"\"\"
+    \"\"\"add(x, y) -> sub(x, neg(y)), built on ExportPass like most ExecuTorch passes (it retraces the graph).\"\"\"
+
+    def call_operator(self, op, args, kwargs, meta):
+        if (op == exir_ops.edge.aten.add.Tensor and len(args) == 2 and not kwargs
+                and all(hasattr(a, "to_tensor") for a in args)):
+            neg = super().call_operator(exir_ops.edge.aten.neg.default, (args[1],), {}, meta)
+            return super().call_operator(exir_ops.edge.aten.sub.Tensor, (args[0], neg), {}, meta)
+        return super().call_operator(op, args, kwargs, meta)
 """
 
 
@@ -46,6 +54,9 @@ class Context:
     cache_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="passgate-bench-cache-")))
     scratch: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="passgate-bench-")))
     log: object = sys.stderr
+    # where the conformance suite comes from: "worktree" (this checkout) or a git revision (exported with
+    # `git archive`, for measuring a committed suite while the checkout's is being edited)
+    conformance_source: str = "worktree"
     # the warm server the warm_cold and edit_loop figures share: (env, pid, cache folder)
     server: Optional[tuple] = None
     warm_cache: Optional[Path] = None  # the cache folder warm_cold filled
@@ -311,6 +322,25 @@ def _timed(cmd: list, env: dict, cwd: Optional[str] = None) -> tuple[float, subp
     return time.perf_counter() - started, r
 
 
+RESTARTED = "the server restarts"
+
+
+def _served(cmd: list, env: dict, cwd: Optional[str] = None, restarts: Optional[list] = None):
+    """``_timed`` through the server; when the server restarted for a changed harness file (someone edited
+    passgate during the run), wait until it answers again and rerun, noting it in ``restarts``."""
+    t, r = _timed(cmd, env, cwd)
+    if RESTARTED in r.stderr:
+        if restarts is not None:
+            restarts.append(round(t, 2))
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if subprocess.run([*PASSGATE, "serve", "--status"], env=env, capture_output=True).returncode == 0:
+                break
+            time.sleep(1)
+        t, r = _timed(cmd, env, cwd)
+    return t, r
+
+
 def _body_seconds(report: Path) -> Optional[float]:
     try:
         return json.loads((report / "results.json").read_text())["duration_s"]
@@ -336,7 +366,8 @@ def warm_vs_cold(ctx: Context) -> dict:
     floor = import_floor(ctx)
     served_env = ctx.ensure_server(folder, ["builtin"] if ctx.tiny else ["builtin", "zoo"])
     ctx.warm_cache = folder
-    served = [_timed(_check_cmd(passes, graphs, served_report), served_env) for _ in range(2)]
+    restarts: list = []
+    served = [_served(_check_cmd(passes, graphs, served_report), served_env, restarts=restarts) for _ in range(2)]
     served_s = statistics.median(t for t, _ in served)
     cold_body, warm_body = _body_seconds(cold_report), _body_seconds(warm_report)
     served_body = _body_seconds(served_report)
@@ -350,6 +381,7 @@ def warm_vs_cold(ctx: Context) -> dict:
                    import_floor_s=round(floor, 2), cold_body_s=cold_body, warm_body_s=warm_body,
                    served_body_s=served_body,
                    ratio_run_body=round(cold_body / warm_body, 1) if cold_body and warm_body else None,
+                   server_restarts_during_run=restarts,
                    note="whole-process time includes the import floor (torch + executorch.exir) that no cache "
                         "removes; the run body (results.json duration_s: graphs loaded or lowered, checks, "
                         "reports) is what the disk cache speeds up; the warm server removes the floor and the "
@@ -388,13 +420,15 @@ def edit_loop(ctx: Context, reruns: int = 3) -> dict:
     env = ctx.ensure_server(cache_dir, ["builtin"] if ctx.tiny else ["builtin", "zoo"])
     served: dict = {}
     statuses = []
+    restarts: list = []
     edits = 0
     for j in (1, 2):
         served[j] = []
         for _ in range(reruns):
             edits += 1
             pass_file.write_text(EDIT_LOOP_PASS + f"\n# edit {edits}\n")
-            t, r = _timed(_check_cmd([f"{pass_file}:MyPass"], graphs, report, "-j", str(j)), env, cwd=str(folder))
+            t, r = _served(_check_cmd([f"{pass_file}:MyPass"], graphs, report, "-j", str(j)), env, cwd=str(folder),
+                           restarts=restarts)
             served[j].append(t)
             statuses.append(r.returncode)
     info = json.loads(subprocess.run([*PASSGATE, "serve", "--status"], env=env, capture_output=True, text=True,
@@ -410,13 +444,14 @@ def edit_loop(ctx: Context, reruns: int = 3) -> dict:
         statuses.append(r.returncode)
     s1, s2, c = statistics.median(served[1]), statistics.median(served[2]), statistics.median(local)
     return _figure(round(s2, 2), 2.0, "s per rerun through the server (-j 2)", "lower",
-                   workload=f"passgate check --pass my_pass.py:MyPass (an ExportPass) --graphs {' '.join(graphs)} "
+                   workload=f"passgate check --pass my_pass.py:MyPass (an ExportPass rewriting add) --graphs {' '.join(graphs)} "
                             f"-j N, the file edited before each rerun",
                    served_j1_s=[round(x, 2) for x in served[1]], served_j2_s=[round(x, 2) for x in served[2]],
                    served_j1_median_s=round(s1, 2), served_body_s=body,
                    cold_process_j2_s=[round(x, 2) for x in local], cold_process_median_s=round(c, 2),
                    speedup_over_cold_process=round(c / s2, 1), exit_statuses=statuses,
                    requests_served=info.get("requests"), server_max_rss_mib=info.get("max_rss_mib"),
+                   server_restarts_during_run=restarts,
                    note="served_body_s is the run body of the last served rerun (results.json duration_s): what is "
                         "left once imports and case loading are gone is the checks themselves (3 runs of the pass "
                         "per graph: runs, idempotent, deterministic)")
@@ -425,14 +460,49 @@ def edit_loop(ctx: Context, reruns: int = 3) -> dict:
 # ----------------------------------------------------------------------------- c./d./g. conformance suite under pytest
 
 
+def tox_conformance_command(workers: int, extra: list, root: Path = ROOT) -> list:
+    """The command `tox -e conformance` runs (read from tox.ini), with ``-n workers`` and ``extra`` as posargs."""
+    import configparser
+    import shlex
+
+    ini = configparser.ConfigParser(interpolation=None)
+    ini.read(root / "tox.ini")
+    line = " ".join(ini.get("testenv:conformance", "commands").split())
+    line = re.sub(r"\{env:PASSGATE_WORKERS:[^}]*\}", str(workers), line)
+    words = shlex.split(line.replace("{posargs}", "\0POSARGS\0"))
+    cmd: list = []
+    for w in words:
+        if w == "\0POSARGS\0":
+            cmd += extra
+        else:
+            cmd.append(w)
+    if cmd and cmd[0] == "pytest":
+        cmd = [PY, "-m", "pytest", *cmd[1:]]
+    return cmd
+
+
+def _suite_root(ctx: Context) -> Path:
+    """The folder holding the conformance/ suite to run (the checkout, or an export of a git revision)."""
+    if ctx.conformance_source == "worktree":
+        return ROOT
+    folder = ctx.scratch / f"suite-{re.sub(r'[^A-Za-z0-9_.-]', '_', ctx.conformance_source)}"
+    if not folder.exists():
+        folder.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ctx.conformance_source, "conformance",
+                                  "pyproject.toml", "tox.ini"], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
 def _conformance(ctx: Context, profile: str, workers: int, cache_dir: Path, log: Optional[Path] = None) -> dict:
     report = ctx.tmp(f"conformance-{profile}-n{workers}")
-    cmd = [PY, "-m", "pytest", str(ROOT / "conformance"), "-n", str(workers), "-q", "-rN", "--no-header",
-           "-p", "no:cacheprovider", f"--passgate-profile={profile}", f"--passgate-report={report}"]
+    root = _suite_root(ctx)
+    cmd = tox_conformance_command(workers, ["-p", "no:cacheprovider", f"--passgate-profile={profile}",
+                                            f"--passgate-report={report}"], root)
     extra = {"PASSGATE_CACHE_DIR": cache_dir}
     if log is not None:
         extra["PASSGATE_CACHE_LOG"] = log
-    r, seconds, tree = run_sampled(cmd, ctx.env(**extra), cwd=str(ROOT))
+    r, seconds, tree = run_sampled(cmd, ctx.env(**extra), cwd=str(root))
     doc = {}
     try:
         doc = json.loads((report / "results.json").read_text())
@@ -441,8 +511,10 @@ def _conformance(ctx: Context, profile: str, workers: int, cache_dir: Path, log:
     results = doc.get("results", [])
     tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
     depth = tree.by_depth()
+    errors = [ln for ln in r.stdout.splitlines() if ln.startswith(("ERROR", "E   "))][:5]
     return {
-        "seconds": round(seconds, 1), "exit_status": r.returncode, "pytest_summary": tail,
+        "command": " ".join(cmd[2:]), "suite": ctx.conformance_source, "seconds": round(seconds, 1), "exit_status": r.returncode,
+        "pytest_summary": tail, **({"errors": errors} if errors else {}),
         "content": {"passes": len({x["pass_name"] for x in results}), "graphs": len({x["graph"] for x in results}),
                     "checks": len({x["check"] for x in results}), "items": len(results)},
         "peak_rss_mib": {"controller": depth.get(0), "xdist_workers": depth.get(1), "isolation_workers": depth.get(2)},
