@@ -212,11 +212,11 @@ def shrink_failures(results: list[CheckResult], passes: list, specs: list, confi
         target.details["shrunk_nodes"] = res.nodes
         target.details["shrink"] = {"reproduced": True, "level": res.level, "statements_before": res.statements_before,
                                     "statements_after": res.program.size, "call_function_nodes": res.nodes,
-                                    "tries": res.tries, "seconds": round(res.seconds, 3),
+                                    "tries": res.tries, "duration_s": round(res.seconds, 3),
                                     "message": res.result.message}
-        if path is not None:
+        if path is not None:  # relative to the report folder, where it lives: same seed, same report
             for r in rs:
-                r.details["repro"] = str(path)
+                r.details["repro"] = path.name
                 if r is not target:
                     r.details["repro_shrunk_from"] = target.graph
         done.append(res)

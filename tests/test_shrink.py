@@ -45,10 +45,10 @@ def test_failure_is_shrunk_to_at_most_5_nodes_and_recorded(odd_run):
     assert rec["details"]["shrunk_nodes"] <= 5
     assert rec["details"]["shrink"]["statements_after"] <= rec["details"]["shrink"]["statements_before"]
     assert "class Program(nn.Module)" in rec["details"]["shrunk_graph"]
-    repro = Path(rec["details"]["repro"])
-    assert repro.parent == report and repro.name.startswith("repro_") and repro.exists()
+    repro = report / rec["details"]["repro"]  # beside results.json, named relative to it
+    assert rec["details"]["repro"] == repro.name and repro.name.startswith("repro_") and repro.exists()
     others = [r for r in doc["results"] if r["status"] == "fail" and r is not rec]
-    assert others and all(r["details"]["repro"] == str(repro) for r in others)
+    assert others and all(r["details"]["repro"] == repro.name for r in others)
     assert doc["op_coverage"]["add.Tensor"] >= len(others) + 1  # op coverage filled, with core ops at 0
     assert 0 in doc["op_coverage"].values()
     import jsonschema
@@ -58,8 +58,8 @@ def test_failure_is_shrunk_to_at_most_5_nodes_and_recorded(odd_run):
 
 
 def test_repro_reproduces_on_its_own_and_passes_once_fixed(odd_run, tmp_path):
-    _, _, doc = odd_run
-    repro = Path(next(r["details"]["repro"] for r in doc["results"] if "shrunk_graph" in r["details"]))
+    _, report, doc = odd_run
+    repro = report / next(r["details"]["repro"] for r in doc["results"] if "shrunk_graph" in r["details"])
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"OMP_NUM_THREADS": "1"}
     run = subprocess.run([sys.executable, str(repro)], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=300)

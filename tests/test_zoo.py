@@ -137,12 +137,10 @@ def test_dynamic_sequence_length_case_runs_at_other_lengths():
         torch.testing.assert_close(edge(tokens), _eager_outputs(spec, (tokens,))[0], rtol=1e-4, atol=1e-4)
 
 
-# Harness bug, not a zoo bug: verifiers._dim_ok calls int() on a symbolic size, which
-# specializes the ShapeEnv that deep copies share with the shared case, so the case
-# "changes" under a pass that did nothing. Strict: flips to a failure once fixed.
-_KNOWN_FALSE_POSITIVES = {
-    "text_classifier": "val_matches_execution's int(SymInt) specializes the shared ShapeEnv (input_unchanged)",
-}
+# Harness bugs that flag a correct pass on a zoo case (strict xfail: flips to a failure once fixed).
+# None left: verifiers._dim_ok called int() on a symbolic size and specialized the ShapeEnv the
+# copies share with the shared case (text_classifier); it now reads the size's hint.
+_KNOWN_FALSE_POSITIVES: dict[str, str] = {}
 
 
 def _identity_params():
