@@ -12,15 +12,17 @@ from harness.generate import draw_program, random_specs
 from harness.sources import DEFAULT_RANDOM_COUNT
 
 SEED = 0  # the default seed: test_shrink's CLI run lowers the same graphs into the shared cache
+SAMPLE = 12  # the first 12 of the default 25 random graphs (graph i does not depend on the count)
 
 
 @pytest.fixture(scope="module")
 def default_cases(passgate_cache):
-    """The default random graphs (count 25, seed 0), lowered through the shared cache; failures kept."""
+    """The first default random graphs (seed 0), lowered through the shared cache; failures kept."""
     from harness.cases import load_case
 
     cases, failed = {}, {}
-    for spec in random_specs(DEFAULT_RANDOM_COUNT, SEED):
+    assert SAMPLE <= DEFAULT_RANDOM_COUNT
+    for spec in random_specs(SAMPLE, SEED):
         try:
             cases[spec.name] = load_case(spec)
         except Exception as exc:  # noqa: BLE001 - the share that lowers is what is measured
@@ -120,7 +122,7 @@ def test_identity_export_pass_is_never_flagged(default_cases):
     from harness.runner import check_pass_on_case
 
     cases, _ = default_cases
-    chosen = list(cases.values())[:10]
+    chosen = list(cases.values())[:6]
     assert any("dynamic" in c.spec.tags for c in chosen)  # the symbolic-shape path is among them
     for stage in ("edge", "export"):
         loaded = from_object(ExportPass, name=f"ExportPass@{stage}", stage=stage)
