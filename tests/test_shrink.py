@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from run_helpers import EXE
 
 from harness.program import Program
@@ -17,27 +16,27 @@ ROOT = Path(__file__).resolve().parent.parent
 ODD = "tests/broken_passes.py:OddLastDimAdd"
 
 
-@pytest.fixture(scope="module")
-def odd_run(tmp_path_factory, passgate_cache):
+def _odd_run(report: Path):
     """`passgate check --pass OddLastDimAdd --graphs random` at the default count and seed."""
-    report = tmp_path_factory.mktemp("odd")
     env = {**os.environ, "PASSGATE_NO_SERVER": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run([EXE, "check", "--pass", ODD, "--graphs", "random", "--report", str(report), "-q"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    return proc, report, json.loads((report / "results.json").read_text())
+    return proc, json.loads((report / "results.json").read_text())
 
 
-def test_odd_last_dim_bug_is_flagged_with_numerics_only(odd_run):
-    proc, _, doc = odd_run
+def test_odd_last_dim_bug_is_found_shrunk_and_reproduced(tmp_path, passgate_cache):
+    """One test (one CLI run, not one per xdist worker): flagged, shrunk to <= 5 nodes, reproduced alone."""
+    report = tmp_path / "report"
+    proc, doc = _odd_run(report)
+
+    # flagged at the default count and seed, with exactly the numerics check
     assert proc.returncode == 1, proc.stderr[-2000:]
     assert doc["configuration"]["count"] is None and doc["configuration"]["seed"] == 0  # the defaults
     failing = {(r["graph"], r["check"]) for r in doc["results"] if r["status"] in ("fail", "error")}
     assert failing and {check for _, check in failing} == {"numerics"}
     assert all(g.startswith("random_s0_") for g, _ in failing)
 
-
-def test_failure_is_shrunk_to_at_most_5_nodes_and_recorded(odd_run):
-    _, report, doc = odd_run
+    # shrunk to at most 5 call_function nodes; the record carries the graph and the reproducer
     shrunk = [r for r in doc["results"] if r["details"].get("shrink", {}).get("reproduced")]
     assert len(shrunk) == 1
     rec = shrunk[0]
@@ -56,23 +55,22 @@ def test_failure_is_shrunk_to_at_most_5_nodes_and_recorded(odd_run):
     schema = json.loads((ROOT / "reports" / "schema" / "results.schema.json").read_text())
     jsonschema.validate(doc, schema)
 
-
-def test_repro_reproduces_on_its_own_and_passes_once_fixed(odd_run, tmp_path):
-    _, report, doc = odd_run
-    repro = report / next(r["details"]["repro"] for r in doc["results"] if "shrunk_graph" in r["details"])
+    # the reproducer, run on its own from another folder, exits 1 while the failure reproduces
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"OMP_NUM_THREADS": "1"}
-    run = subprocess.run([sys.executable, str(repro)], cwd=tmp_path, env=env, capture_output=True, text=True,
+    run = subprocess.run([sys.executable, str(repro)], cwd=elsewhere, env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr[-2000:]
     assert "REPRODUCED" in run.stdout and "numerics: fail" in run.stdout
-    # the same script against a correct pass: the failure is gone, exit 0
-    fixed = tmp_path / "fixed_pass.py"
+    # ... and the same script against a correct pass: the failure is gone, exit 0
+    fixed = elsewhere / "fixed_pass.py"
     fixed.write_text("from executorch.exir.pass_base import ExportPass\n\n\nclass Fixed(ExportPass):\n    pass\n")
     text = repro.read_text()
     spec_line = next(line for line in text.splitlines() if line.startswith("PASS_SPEC = "))
-    patched = tmp_path / "repro_fixed.py"
+    patched = elsewhere / "repro_fixed.py"
     patched.write_text(text.replace(spec_line, f"PASS_SPEC = {str(fixed) + ':Fixed'!r}"))
-    run = subprocess.run([sys.executable, str(patched)], cwd=tmp_path, env=env, capture_output=True, text=True,
+    run = subprocess.run([sys.executable, str(patched)], cwd=elsewhere, env=env, capture_output=True, text=True,
                          timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr[-2000:]
     assert "not reproduced" in run.stdout
