@@ -40,7 +40,7 @@ def case_ops(case) -> set:
 
 @lru_cache(maxsize=1)
 def core_aten_ops() -> frozenset:
-    """Every core ATen overload (``torch.Tag.core``): the op set of the edge dialect."""
+    """Every core ATen overload (``torch.Tag.core``) but the ``*_backward`` ones: the op set of an inference edge program."""
     import torch
 
     names = set()
@@ -50,7 +50,7 @@ def core_aten_ops() -> frozenset:
             continue
         for overload in packet.overloads():
             op = getattr(packet, overload, None)
-            if op is not None and torch.Tag.core in getattr(op, "tags", ()):
+            if op is not None and torch.Tag.core in getattr(op, "tags", ()) and "backward" not in packet_name:
                 names.add(f"{packet_name}.{overload}")
     return frozenset(names)
 

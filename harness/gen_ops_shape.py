@@ -7,6 +7,7 @@ never specialized by export. Part of the vocabulary of :mod:`harness.gen_ops`.
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 from harness.gen_types import Emit, Val, is_float, sizes_code
@@ -197,8 +198,9 @@ def _reduce(g, v: Val) -> Optional[Emit]:
         return Emit(f"torch.{fn}({{0}})" if fn not in ("amax", "amin") else f"torch.{fn}({{0}}, dim=None)", (v.name,))
     chosen = sorted({g.choice(dims) for _ in range(g.int(1, 2))})
     dim = str(chosen[0]) if len(chosen) == 1 else f"({', '.join(map(str, chosen))})"
-    if fn in ("var", "std"):
-        return Emit(f"torch.{fn}({{0}}, dim={dim}, correction={g.int(0, 1)}, keepdim={keep})", (v.name,))
+    if fn in ("var", "std"):  # Bessel's correction only over more than one element (else NaN and a warning)
+        correction = g.int(0, 1) if math.prod(v.shape[d] for d in chosen) > 1 else 0
+        return Emit(f"torch.{fn}({{0}}, dim={dim}, correction={correction}, keepdim={keep})", (v.name,))
     return Emit(f"torch.{fn}({{0}}, dim={dim}, keepdim={keep})", (v.name,))
 
 
