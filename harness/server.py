@@ -217,17 +217,24 @@ def run_via_server(argv: list) -> Optional[int]:
         return None
     if sock is None:
         return None
-    child = {"pid": None}
+    child: dict = {"pid": None, "forwarded": None, "pending": []}
     previous: dict = {}
 
     def forward(signum, frame):
-        if child["pid"]:
-            try:
-                os.kill(child["pid"], signum)
-            except OSError:
-                pass
+        child["forwarded"] = signum
+        if child["pid"] is None:
+            child["pending"].append(signum)  # the child is not known yet: pass it on once it is
+            return
+        try:
+            os.kill(child["pid"], signum)
+        except OSError:
+            pass
 
     try:
+        # Ctrl-C reaches this process (the terminal's foreground group), not the server's child: pass it on,
+        # so the child unwinds as a local run would (report of what finished, exit 130).
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, forward)
         sys.stdout.flush()
         sys.stderr.flush()
         umask = os.umask(0)
@@ -235,15 +242,16 @@ def run_via_server(argv: list) -> Optional[int]:
         _send_msg(sock, {"v": PROTOCOL, "op": "run", "argv": list(argv), "cwd": os.getcwd(),
                          "env": dict(os.environ), "umask": umask}, fds=(0, 1, 2))
         first, _ = _recv_msg(sock)
-        if "pid" not in first:  # the server declines (restarting, busy elsewhere): run locally
+        if "pid" not in first:  # the server declines (restarting, other protocol): run locally
             if first.get("note"):
                 print(f"passgate: {first['note']}", file=sys.stderr)
+            if child["pending"]:  # interrupted before anything ran: what a local run says then
+                print("passgate: interrupted", file=sys.stderr)
+                return 130
             return None
         child["pid"] = first["pid"]
-        # Ctrl-C reaches this process (the terminal's foreground group), not the server's child: pass it on,
-        # so the child unwinds as a local run would (report of what finished, exit 130).
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            previous[sig] = signal.signal(sig, forward)
+        for signum in child["pending"]:
+            forward(signum, None)
         sock.settimeout(None)
         try:
             done, _ = _recv_msg(sock)
@@ -251,6 +259,8 @@ def run_via_server(argv: list) -> Optional[int]:
             done = {}
         if "exit" in done:
             return int(done["exit"])
+        if "signal" in done and child["forwarded"]:
+            return 128 + int(done["signal"])  # it died of the signal we passed on, as this process would have
         print("passgate: the server's worker was lost mid-run; running without the server", file=sys.stderr)
         return None
     except (OSError, EOFError, ValueError):

@@ -152,6 +152,38 @@ def test_stale_socket_falls_back_silently(passgate_cache, tmp_path):
     assert _run(["serve", "--status"], env).returncode == 1
 
 
+SLOW = """\
+import time
+
+from torch.fx.passes.infra.pass_base import PassBase, PassResult
+
+
+class P(PassBase):
+    def call(self, gm):
+        time.sleep(60)
+        return PassResult(gm, False)
+"""
+
+
+def test_ctrl_c_reaches_the_served_run(served, tmp_path):
+    env, _ = served
+    pass_file = tmp_path / "slow_pass.py"
+    pass_file.write_text(SLOW)
+    before = _status(env)["requests"]
+    proc = subprocess.Popen([*EXE, "check", "--pass", f"{pass_file}:P", "--graphs", "mlp", "--report",
+                             str(tmp_path / "r")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while _status(env).get("running", 0) == 0 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # into the pass
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert json.loads((tmp_path / "r" / "results.json").read_text())["complete"] is False
+    assert _status(env)["requests"] == before + 1
+
+
 def test_stop(served):
     env, pid = served
     r = _run(["serve", "--stop"], env)
