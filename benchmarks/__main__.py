@@ -78,7 +78,8 @@ def main(argv=None) -> int:
     ap.add_argument("--with-slow", action="store_true", help=f"also the slow figures ({', '.join(SLOW)}): "
                     "two full conformance runs")
     ap.add_argument("--skip-slow", action="store_true", help="leave the slow figures out (the default)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the in-process figures (throughput, verification); "
+                    "the passgate and pytest commands run with their default seed, 0")
     ap.add_argument("--tiny", action="store_true", help="a smoke-sized workload (one pass, one graph)")
     ap.add_argument("--cache-dir", help="the shared lowered-graph cache (default: a fresh temporary folder, so "
                     "every run starts from the same state)")
