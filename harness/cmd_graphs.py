@@ -120,8 +120,9 @@ def list_static(source: str, quiet: bool) -> int:
 
 
 def list_random(count: int, seed: int, quiet: bool) -> int:
-    from harness.generate import draw_program, lower_stat, spec_of
+    from harness.generate import STATS, draw_program, lower_stat, spec_of
 
+    redrawn, statements = STATS["redrawn"], STATS["statements"]
     started = time.perf_counter()
     rows, ops, failures = [], set(), []
     for i in range(count):
@@ -140,5 +141,7 @@ def list_random(count: int, seed: int, quiet: bool) -> int:
     ok = count - len(failures)
     print(f"random (seed {seed}): {count} graphs, {ok} export and lower ({100.0 * ok / count:.1f}%), "
           f"{len(ops)} distinct ops (export + edge), {count / seconds:.2f} graphs/s "
-          f"(draw + export + to_edge + serialize, {seconds:.1f} s); * = dynamic batch dim")
+          f"(draw + export + to_edge + serialize, {seconds:.1f} s); "
+          f"{STATS['redrawn'] - redrawn} of {STATS['statements'] - statements + STATS['redrawn'] - redrawn} "
+          f"constructed calls failed eagerly and were redrawn; * = dynamic batch dim")
     return 1 if failures else 0
