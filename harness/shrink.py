@@ -11,6 +11,13 @@ real, exportable model and prints as plain torch code. Edits, biggest first:
   statements that computed it go (the bug usually sits downstream);
 - bypass a statement: its users read one of its arguments of the same type.
 
+One statement can lower to several nodes (``hardswish`` is five at the edge
+stage), so when the minimal program is still more than one node, the same
+edits run again over the graph the pass was handed, rewritten as one ATen
+call per node (:mod:`harness.graph_program`): the delta-debugging fx's
+minifier does, but on a program that still exports. The smaller result (in
+call_function nodes) wins.
+
 Each try exports, lowers and runs the pass under the one check (about a
 second), so a shrink is bounded in time; the result is what was reached.
 Only a failure that reproduces in this process is shrunk (the pass raised or
