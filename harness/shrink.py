@@ -11,7 +11,7 @@ real, exportable model and prints as plain torch code. Edits, biggest first:
   statements that computed it go (the bug usually sits downstream);
 - bypass a statement: its users read one of its arguments of the same type.
 
-One statement can lower to several nodes (``hardswish`` is five at the edge
+One statement can lower to several nodes (``hardswish`` is seven at the edge
 stage), so when the minimal program is still more than one node, the same
 edits run again over the graph the pass was handed, rewritten as one ATen
 call per node (:mod:`harness.graph_program`): the delta-debugging fx's
