@@ -86,6 +86,12 @@ def main(argv=None) -> int:
     ap.add_argument("--conformance-source", default="worktree", metavar="worktree|REV",
                     help="the conformance suite to time: this checkout's (default) or a git revision's, exported "
                     "(e.g. HEAD, while the checkout's suite is being edited)")
+    ap.add_argument("--conformance-args", default="", metavar="ARGS",
+                    help="more pytest arguments for the suite runs, one string (e.g. '--passgate-baseline none')")
+    ap.add_argument("--parallel-profile", default="standard", choices=("quick", "standard", "full"),
+                    help="the suite profile the -n 2 / -n 1 figure runs (default standard)")
+    ap.add_argument("--conformance-profiles", nargs="+", default=["quick", "standard"], choices=("quick", "standard"),
+                    help="the profiles the conformance wall-time figure runs (default both)")
     ap.add_argument("--out", help="JSON file to write (default reports/generated/bench/bench-<time>.json)")
     ap.add_argument("--compare", metavar="JSON", help="print the figures beside those of an earlier run")
     args = ap.parse_args(argv)
@@ -96,7 +102,11 @@ def main(argv=None) -> int:
     from benchmarks import figures as F
 
     wanted = list(args.only or [f for f in FIGURES if args.with_slow or f not in SLOW])
-    ctx = F.Context(seed=args.seed, tiny=args.tiny, conformance_source=args.conformance_source)
+    import shlex
+
+    ctx = F.Context(seed=args.seed, tiny=args.tiny, conformance_source=args.conformance_source,
+                    conformance_args=tuple(shlex.split(args.conformance_args)), parallel_profile=args.parallel_profile,
+                    conformance_profiles=tuple(args.conformance_profiles))
     if args.cache_dir:
         ctx.cache_dir = Path(args.cache_dir)
         ctx.cache_dir.mkdir(parents=True, exist_ok=True)
@@ -148,6 +158,7 @@ def main(argv=None) -> int:
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "duration_s": round(time.time() - started, 1),
         "seed": args.seed, "tiny": args.tiny, "conformance_source": args.conformance_source,
+        "conformance_args": args.conformance_args, "parallel_profile": args.parallel_profile,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "loadavg_before": [round(x, 2) for x in load_before],
                     "loadavg_after": [round(x, 2) for x in os.getloadavg()]},
