@@ -1,14 +1,26 @@
-"""The conformance suite as a pytest plugin: one test item per pass x graph x check.
+"""The conformance suite as a pytest plugin: one test item per unit x pass x check.
 
-Items are parametrized from the suite workload (``harness.suite``); the
-checks for one (pass, graph) run once, when its first item runs, and every
-item of that pair asserts its own check. Known violations are strict xfails.
-Each item carries its CheckResult in ``user_properties``, so the controller
-(also under pytest-xdist) collects them all and writes the passgate report
-(results.json and its siblings) at the end of the session.
+The workload is a :class:`harness.plan.Plan` of a profile (``standard`` by
+default: every catalog on the built-in and quantized graphs, the backend
+pipelines verified after every pass, the partitioners, one case per Vulkan
+Q/DQ fusion recipe), plus the pass-writing guide's reference passes on the
+built-in graphs. ``passgate run --profile standard`` does the same work in
+one process.
 
-Options: ``--passgate-profile quick|standard|full`` (default standard),
-``--passgate-report DIR`` (default reports/generated/conformance).
+A unit (one pass, pipeline, partitioner or fusion on one graph) is judged
+once per process, when its first item runs; a pass is judged on all its
+graphs at once. The items of a pass (or of a pipeline, partitioner or fusion
+on one graph) are pinned to one pytest-xdist worker with ``xdist_group``
+(run with ``--dist loadgroup``).
+Violations the baseline (``reports/baseline.json``) records are non-strict
+xfails: a known one does not fail the run, a fixed one shows as XPASS and is
+listed in the report's gate. Each item carries its CheckResult in
+``user_properties``, so the controller collects them all and writes the
+passgate report (results.json with its gate section, and its siblings).
+
+Options: ``--passgate-profile quick|standard|full``, ``--passgate-report DIR``
+(default reports/generated/conformance), ``--passgate-baseline FILE``
+(default reports/baseline.json; ``none`` gates against nothing).
 """
 
 from __future__ import annotations
@@ -20,6 +32,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_BASELINE = ROOT / "reports" / "baseline.json"
 
 
 def pytest_addoption(parser):
@@ -27,64 +40,98 @@ def pytest_addoption(parser):
     group.addoption("--passgate-profile", default="standard", help="suite profile: quick, standard or full")
     group.addoption("--passgate-report", default=str(ROOT / "reports" / "generated" / "conformance"),
                     help="folder for the conformance report")
+    group.addoption("--passgate-baseline", default=str(DEFAULT_BASELINE),
+                    help="known violations (default reports/baseline.json; 'none' for no baseline)")
 
 
 def pytest_configure(config):
     from harness.quiet import silence_third_party
 
     silence_third_party()
-    config._passgate_results = []
     config._passgate_started = time.time()
 
 
-def _workload(config):
-    from harness.suite import workload
+def _plan(config):
+    """The suite's plan, built once per process (collection in every xdist worker, the report on the controller)."""
+    if not hasattr(config, "_passgate_plan"):
+        from harness import plan, suite
 
-    if not hasattr(config, "_passgate_workload"):
-        config._passgate_workload = workload(config.getoption("--passgate-profile"))
-    return config._passgate_workload
+        config._passgate_plan = plan.build(config.getoption("--passgate-profile"), passes=suite.REFERENCE_PASSES)
+    return config._passgate_plan
+
+
+def _baseline(config):
+    if not hasattr(config, "_passgate_baseline"):
+        from harness import baseline as bl
+
+        path = config.getoption("--passgate-baseline")
+        config._passgate_baseline = bl.Baseline() if path == "none" else bl.load(path)
+    return config._passgate_baseline
+
+
+def _known(config) -> dict:
+    """(pass, graph, check) -> reason: the baseline's entries and the reference passes' known violations."""
+    from harness.suite import known_violations
+
+    known = {e.key: e.reason + (f" ({e.upstream})" if e.upstream else "") for e in _baseline(config).entries}
+    known.update(known_violations())
+    return known
 
 
 def pytest_generate_tests(metafunc):
     if "conformance_item" not in metafunc.fixturenames:
         return
-    from harness import sources
-    from harness.loading import load_pass
-    from harness.results import IR_CHECK_IDS
-
-    wl = _workload(metafunc.config)
-    specs = sources.select(list(wl.graphs), wl.random_count or None, wl.seed)
+    p, known = _plan(metafunc.config), _known(metafunc.config)
     params, ids = [], []
-    for spec in wl.passes:
-        name = load_pass(spec).name
-        for case in specs:
-            for check in IR_CHECK_IDS:
-                reason = wl.known.get((name, case.name, check))
-                marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-                params.append(pytest.param((spec, case.name, check), marks=marks))
-                ids.append(f"{name}-{case.name}-{check}")
+    for unit in p.units():
+        for pass_name, check in p.items(unit):
+            marks = [pytest.mark.xdist_group(_group(unit))]
+            reason = known.get((pass_name, unit.graph, check))
+            if reason:
+                marks.append(pytest.mark.xfail(reason=reason, strict=False))
+            params.append(pytest.param((unit, pass_name, check), marks=marks))
+            ids.append(f"{pass_name}-{unit.graph}-{check}")
     metafunc.parametrize("conformance_item", params, ids=ids)
 
 
-_PAIRS: dict = {}
+def _batched(unit) -> bool:
+    from harness.plan import ENTRY, PASS
+
+    return unit.kind in (ENTRY, PASS)
 
 
-def pair_results(spec: str, graph: str, seed: int) -> dict:
-    """All check results of one (pass, graph), computed once per process."""
-    key = (spec, graph)
-    if key not in _PAIRS:
-        from harness import isolation, sources
+def _group(unit) -> str:
+    """The xdist group of ``unit``: a pass's units on all its graphs run together (one worker pool per pass)."""
+    return f"{unit.kind}:{unit.name}" if _batched(unit) else unit.key
+
+
+_UNITS: dict = {}
+
+
+def unit_results(config, unit) -> dict:
+    """(pass name, check) -> CheckResult for every check of ``unit``, computed once per process.
+
+    The first item of a pass judges the pass on every graph of its group in
+    one ``check_all`` call, as ``passgate run`` does: an isolated run forks
+    one worker pool per pass instead of one per pass x graph.
+    """
+    if unit not in _UNITS:
+        from harness import isolation
         from harness.cases import load_case
-        from harness.loading import load_pass
-        from harness.runner import RunConfig, check_all
+        from harness.plan import VULKAN
+        from harness.runner import RunConfig
 
-        (case_spec,) = sources.select([graph])
-        # In a forked worker (harness/isolation.py): a pass that segfaults or hangs in native code
-        # fails its own items with the signal, instead of taking the pytest(-xdist) worker down.
-        config = RunConfig(seed=seed, isolate=isolation.available())
-        results = check_all([load_pass(spec)], [load_case(case_spec)], config)
-        _PAIRS[key] = {r.check: r for r in results}
-    return _PAIRS[key]
+        p = _plan(config)
+        batch = [u for u in p.units() if _group(u) == _group(unit)] if _batched(unit) else [unit]
+        cases = {u.graph: load_case(p.specs_by_name[u.graph]) for u in batch if u.kind != VULKAN}
+        got: dict = {u: {} for u in batch}
+        by_graph = {u.graph: u for u in batch}
+        # Catalog entries run in forked workers (harness/isolation.py): a pass that segfaults or hangs
+        # in native code fails its own items with the signal instead of taking the xdist worker down.
+        p.run(batch, cases, RunConfig(isolate=isolation.available()),
+              lambda graph, _name, rs: got[by_graph[graph]].update({(r.pass_name, r.check): r for r in rs}))
+        _UNITS.update(got)
+    return _UNITS[unit]
 
 
 def pytest_runtest_logreport(report):
@@ -103,22 +150,41 @@ def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if hasattr(config, "workerinput") or not _controller_results:
         return  # workers send their results to the controller; it writes the report
+    from harness import baseline as bl
     from harness import report_json
     from harness.results import CheckResult
     from harness.session import Session
     from harness.suite import SUITE_VERSION
 
-    wl = _workload(config)
-    results = [CheckResult.from_json(d) for d in _controller_results]
-    results.sort(key=lambda r: (r.pass_name, r.graph, r.check))
+    p = _plan(config)
+    results = sorted((CheckResult.from_json(d) for d in _controller_results),
+                     key=lambda r: (r.pass_name, r.graph, r.check))
+    base = _baseline(config)
+    g = bl.gate(results, base, path=config.getoption("--passgate-baseline"))
     report_dir = report_json.ensure_writable(config.getoption("--passgate-report"))
-    s = Session(report_dir=report_dir, quiet=True, started_at=config._passgate_started,
-                configuration={"command": "conformance", "profile": wl.profile, "suite_version": SUITE_VERSION,
-                               "passes": list(wl.passes), "graph_selection": list(wl.graphs), "seed": wl.seed})
+    s = Session(report_dir=report_dir, quiet=True, started_at=config._passgate_started, configuration={
+        "command": "conformance", "profile": p.profile.name, "suite_version": SUITE_VERSION,
+        "catalogs": [c.name for c in p.catalogs], "entries": [e.name for e in p.runnable],
+        "passes": [x.spec for x in p.passes], "pipelines": [x.name for x in p.pipelines],
+        "partitioners": p.partitioners, "vulkan_cases": len(p.vulkan),
+        "graphs": [x.name for x in p.specs], "graph_selection": list(p.profile.graphs),
+        "baseline": config.getoption("--passgate-baseline"),
+    })
     s.results = results
-    s.waived = set(wl.known)
-    known = [{"pass": p, "graph": g, "check": c, "reason": r} for (p, g, c), r in sorted(wl.known.items())]
-    s.finish(extra={"known_violations": known})
-    tr = config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None:
-        tr.write_line(f"passgate: conformance report written to {report_dir}")
+    s.waived = set(_known(config))
+    gate = g.to_json()
+    known = [{"pass": a, "graph": b, "check": c, "reason": r} for (a, b, c), r in sorted(_known(config).items())]
+    s.finish(extra={"gate": gate, "known_violations": known})
+    config._passgate_gate = g
+    config._passgate_report_dir = report_dir
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    g = getattr(config, "_passgate_gate", None)
+    if g is None:
+        return
+    from harness import baseline as bl
+
+    for line in bl.render(g).splitlines()[:40]:
+        terminalreporter.write_line(line)
+    terminalreporter.write_line(f"passgate: conformance report written to {config._passgate_report_dir}")

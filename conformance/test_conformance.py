@@ -1,4 +1,4 @@
-"""Every pass of the suite on every graph, one item per IR check (see conftest.py)."""
+"""Every unit of the suite, one item per pass x check (see conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,16 @@ import json
 
 import pytest
 
-from conformance.conftest import pair_results
+from conformance.conftest import unit_results
 
 
 def test_check(conformance_item, request):
     from harness.results import Status
 
-    spec, graph, check = conformance_item
-    result = pair_results(spec, graph, seed=0).get(check)
+    unit, pass_name, check = conformance_item
+    result = unit_results(request.config, unit).get((pass_name, check))
     if result is None:
-        pytest.skip(f"{check} does not apply here")
+        pytest.skip(f"{check} was not judged here (a pipeline stopped before this step, or it does not apply)")
     request.node.user_properties.append(("passgate_result", json.dumps(result.to_json(), default=str)))
     if result.status in (Status.SKIP, Status.NOT_APPLICABLE):
         pytest.skip(f"{result.status.value}: {result.message}")

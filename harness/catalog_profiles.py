@@ -9,7 +9,8 @@ and in the README):
 - ``standard``: the default of ``tox -e conformance``. Every catalog that runs
   here on the built-in and quantized graphs, the backend pipelines
   (Vulkan, XNNPACK, to_executorch) verified after every pass, and the
-  Vulkan and XNNPACK partitioners (support, convexity, delegate calls);
+  Vulkan and XNNPACK partitioners (support, convexity, delegate calls), and
+  one case per Vulkan Q/DQ fusion recipe under both built-in fusions;
 - ``full``: certification. Every catalog on every graph source (built-in,
   model zoo, quantized, random), pipelines included.
 
@@ -38,18 +39,20 @@ class Profile:
     random_count: int = 0
     partitioners: tuple[str, ...] = ()
     description: str = ""
+    vulkan_count: int = 0  # cases per Vulkan Q/DQ fusion recipe, under both built-in fusions (0: none)
 
 
 PROFILES: dict[str, Profile] = {
     "quick": Profile("quick", CORE_CATALOGS, ("builtin",), False, (),
                      description="core catalogs, built-in graphs, no slow passes: pre-merge"),
     "standard": Profile("standard", (), ("builtin", "quantized"), True, PIPELINE_NAMES,
-                        partitioners=PARTITIONER_NAMES,
-                        description="every catalog, built-in + quantized graphs, backend pipelines and partitioners: "
-                                    "tox -e conformance"),
+                        partitioners=PARTITIONER_NAMES, vulkan_count=1,
+                        description="every catalog, built-in + quantized graphs, backend pipelines and partitioners, "
+                                    "one case per Vulkan fusion recipe: tox -e conformance"),
     "full": Profile("full", (), ("builtin", "zoo", "quantized", "random"), True, PIPELINE_NAMES, random_count=25,
-                    partitioners=PARTITIONER_NAMES,
-                    description="every catalog on every graph source, pipelines, partitioners: certification"),
+                    partitioners=PARTITIONER_NAMES, vulkan_count=3,
+                    description="every catalog on every graph source, pipelines, partitioners, three cases per "
+                                "Vulkan fusion recipe: certification"),
 }
 
 

@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "bisect": "harness.cmd_bisect",
     "graphs": "harness.cmd_graphs",
     "serve": "harness.cmd_serve",
+    "vulkan": "vulkan.cli",
 }
 
 DESCRIPTION = """\

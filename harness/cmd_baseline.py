@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 def _catalog_reasons(catalog_names):
     """(pass, graph, check) -> the catalog's KnownFailure, for reasons of new entries."""
     from harness import sources
-    from harness.cmd_run import resolve_catalogs
+    from harness.plan import resolve_catalogs
     from passes import catalog
 
     entries = {e.name: e for e in catalog.all_entries(resolve_catalogs(catalog_names))}
@@ -95,7 +95,13 @@ def run_update(args) -> int:
             from passes.catalog import KnownFailure
 
             return KnownFailure(check, k.get("reason", ""), k.get("upstream", ""), (), k.get("kind", "bug"))
-        return from_catalog(pass_name, graph, check) if from_catalog else None
+        k = from_catalog(pass_name, graph, check) if from_catalog else None
+        if k is None:
+            from passes.triage import triage
+
+            k = triage(pass_name, check, messages.get((pass_name, graph, check), ""))
+        return k
+    messages = {(r.pass_name, r.graph, r.check): r.message for r in results}
     env = doc.get("environment", {})
     new = bl.updated(results, previous, reasons, args.strict, generated={
         "by": "passgate baseline update", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

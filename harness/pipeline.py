@@ -135,6 +135,7 @@ class SpecPropWithPlaceholders(ExportedProgramPassBase):
 
     def call(self, exported_program):
         from executorch.exir.passes import SpecPropPass
+
         from harness.invoke import run_pass
         from harness.loading import from_object
 

@@ -55,6 +55,9 @@ _CADENCE_314 = "uses typing.override (Python >= 3.12) while executorch 1.5.1 dec
 CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
     entry("cadence", f"{B}.cadence.aot.compiler_funcs:QuantFusionPass",
           unavailable="needs the Cadence quantizer's pattern list and a graph quantized by the Cadence quantizer"),
+    entry("cadence", f"{B}.cadence.aot.compiler_funcs:prepare",
+          unavailable="not a graph pass: prepare(model, quantizer) is Cadence's PT2E quantization entry point, "
+                      "which discovery finds by its GraphModule signature"),
     entry("cadence", f"{B}.cadence.aot.decompose_ops:DecomposeAtenApproxGeluPass",
           contract="gelu(approximate='tanh') -> its tanh formula"),
     _mem("GenerateCatNopConstraints", "records which cats can be no-ops (metadata only)"),

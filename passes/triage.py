@@ -1,0 +1,169 @@
+"""Why upstream passes violate the IR spec: triage rules for violations no catalog entry names.
+
+A catalog entry's ``known`` records a failure its author investigated for
+that one pass. Many violations on the pinned executorch share one cause
+across passes (new nodes made with ``graph.create_node`` and no metadata, a
+pass that edits the program it was handed, ops the edge verifier only
+accepts after backend preprocessing), so they are triaged here once, by the
+pass's class name, the check and the violation's message. ``passgate
+baseline update`` uses these rules for every violation the run did not
+already annotate; a violation no rule explains stays ``untriaged`` and the
+tests refuse a committed baseline that holds one.
+
+Pipeline steps (``vulkan/06:FusePatternsPass``) match by their class name,
+like catalog entries (``vulkan.FusePatternsPass``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from passes.catalog import KnownFailure
+
+VK_META = "https://github.com/pytorch/executorch/blob/v1.5.1/backends/vulkan/patterns"
+
+
+@dataclass(frozen=True)
+class Rule:
+    passes: tuple[str, ...]  # globs over the pass's class / function name
+    checks: tuple[str, ...]
+    message: str  # regex searched in the violation's first line
+    reason: str
+    kind: str = "bug"  # bug | by-design | precondition
+    upstream: str = ""
+
+    def matches(self, attr: str, check: str, message: str) -> bool:
+        return (check in self.checks and any(fnmatch.fnmatchcase(attr, p) for p in self.passes)
+                and re.search(self.message, message) is not None)
+
+
+_META = ("meta_stack_trace", "meta_nn_module_stack")
+_FUSIONS = ("vulkan-preprocess", "fuse-patterns")  # vulkan.fusion's built-in fusions, as the Vulkan checks name them
+VULKAN_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
+_DIAGNOSED = ""  # reason: the diagnosis passgate's Vulkan checks wrote into the message ("Fault: ...")
+
+RULES: tuple[Rule, ...] = (
+    # -- metadata -----------------------------------------------------------------------------------
+    Rule(("*",), _META, r"new node\(s\) lack",
+         "creates nodes with graph.create_node / call_function and copies no stack_trace or nn_module_stack from "
+         "the node(s) they replace (the pass-writing guide asks every new node to carry them)"),
+    Rule(("*",), _META, r"surviving node\(s\) lost",
+         "rebuilds nodes it keeps (unsqueeze/squeeze around conv1d) and drops their stack_trace and "
+         "nn_module_stack"),
+    Rule(("*",), ("meta_val",), r"lack meta\['val'\]",
+         "inserts nodes without meta['val'] (no FakeTensor propagation), so later passes that read val see none"),
+    # -- the program it was handed ------------------------------------------------------------------
+    Rule(("*",), ("input_unchanged",), r"returned a new program but also edited",
+         "half in place: returns a new graph module but also edits the one it is handed, so a caller that keeps "
+         "its input (verify-each, bisection, a pass manager that falls back) sees it change"),
+    # -- meta['val'] against execution -------------------------------------------------------------
+    Rule(("MemoryPlanningPass", "to_scratch_op_pass", "CadenceToOutVarPass", "ToOutVarPass"),
+         ("val_matches_execution",), r"split_with_sizes_copy.*sequence",
+         "out-variant form: split_with_sizes_copy.out writes into its out tensors and returns None while "
+         "meta['val'] keeps the functional result (a list); the ExecuTorch dialect is not run op by op",
+         "by-design"),
+    Rule(("QuantFusionPass", "quant_fusion_and_const_prop_pass"), ("val_matches_execution",),
+         r"says torch.float32, execution gave torch.int8",
+         "fuses the q/dq pair around cat into an int8 cat but leaves the float32 meta['val'] on it"),
+    # -- the dialect verifier ------------------------------------------------------------------------
+    Rule(("QuantFusionPass", "quant_fusion_and_const_prop_pass", "FoldQDQPass", "DecomposeAtenApproxGeluPass"),
+         ("verifier",), r"mismatched dtypes",
+         "leaves an op taking int8 and float32 tensors together (a q/dq pair removed on one input only); the edge "
+         "verifier rejects mixed dtypes"),
+    Rule(("NativeReinplacePass",), ("verifier",), r"not in Core ATen",
+         "emits in-place ops (relu_, gelu_, ...) that the edge dialect verifier rejects: it belongs after "
+         "to_edge, in a backend's own lowering", "by-design"),
+    Rule(("RemoveGetItemPass", "AddmmToLinearTransform", "ConvertToLinearPass"), ("verifier",), r"not in Core ATen",
+         "emits a non-core ATen op (aten.linear / aten.max_pool2d) that the backend delegates; valid only inside "
+         "that backend's preprocessing, not as an edge program", "by-design"),
+    Rule(("I64toI32", "ChannelsLastTaggedReshapePass", "TagMemoryMetaPass", "DimOrderOpsRevertPass"), ("verifier",),
+         r"should not be used in dim_order mode",
+         "inserts aten._to_copy / aten.clone with memory_format, which the edge verifier rejects in dim_order mode "
+         "(it wants dim_order_ops); these passes run inside backend preprocessing after the verifier",
+         "by-design"),
+    Rule(("LiftConstantScalarOperands",), ("verifier",), r"Invalid get_attr type",
+         "lifts scalar operands into plain tensor attributes read by get_attr instead of registering them as "
+         "lifted constants of the ExportedProgram; the program verifier rejects them"),
+    Rule(("ReplaceViewCopyWithViewPass",), ("verifier",), r"AssertionError",
+         "turns view_copy into aten.view, which only the memory-planned ExecuTorch dialect accepts; the edge "
+         "verifier asserts on it (the pass belongs to to_executorch, after memory planning)", "by-design"),
+    # -- Vulkan Q/DQ fusions: vulkan.diagnose already says which op, by how much and why ----------------
+    Rule(_FUSIONS, VULKAN_CHECKS, r"Fault:", _DIAGNOSED),
+    Rule(_FUSIONS, VULKAN_CHECKS, r"SQNR vs float",
+         "the fused program's SQNR against the float model is far below the Q/DQ program's: the fusion computes "
+         "something else than the pattern it replaced (see the same case's fused_vs_qdq diagnosis)"),
+    Rule(_FUSIONS, ("fused_vs_float",), r"fused outputs have shapes",
+         "the fused op returns its output with N padded to a multiple of 4 ((2, 4) for N = 1) and nothing slices "
+         "it back: the fused program's output shape differs from the model's"),
+    Rule(_FUSIONS, ("fusion_expected",), r"fused a pattern it must decline",
+         "fuses add -> relu into et_vk.q8ta_add, which has no activation argument: the relu is dropped (it only "
+         "holds by accident when the output zero point clamps at 0)"),
+    Rule(_FUSIONS, ("fusion_expected",), r"emits ops the Vulkan partitioner rejects: .*linear_q8ta_q8csw",
+         "feeds et_vk.linear_q8ta_q8csw an int8 activation (the quantize before it is kept) while the op registry "
+         "only accepts float16/float32 activations (the op quantizes inside): the runtime cannot run the result"),
+    Rule(_FUSIONS, ("val_matches_execution",), r"et_vk_",
+         "the fused et_vk node's meta['val'] (taken from the pattern it replaced) disagrees with what the op "
+         "computes (dtype, or an output padded to a multiple of 4): memory planning reads the wrong size"),
+    # -- crashes ----------------------------------------------------------------------------------
+    Rule(("DecomposeAtenApproxGeluPass",), ("runs", "numerics", "verifier", "runnable"), r".",
+         "call_operator never checks which operator it was called for: it rewrites every operator of the graph "
+         "into the tanh-GELU formula of its first argument (see reports/upstream/repro_cadence_approx_gelu_pass.py)"),
+    Rule(("MergeToDimPass",), ("runs",), r"'Node' object is not subscriptable",
+         "reads node.kwargs['dim_order'] of the producer node itself (a Node), not of its kwargs: crashes on any "
+         "graph with two chained _to_dim_order_copy ops"),
+    Rule(("PermuteMemoryFormatsPass",), ("runnable", "meta_val", "idempotent"), r".",
+         "converts every tensor input to channels_last, including rank-1 conv biases (dim_order [0, 2, 3, 1] on a "
+         "rank-1 tensor), so the program no longer runs; the inserted copies carry no meta['val']"),
+    Rule(("FusePatternsPass", "FoldQDQPass", "FoldQDQ"), ("numerics",), r"not close",
+         "folds the q/dq pairs around ops it does not fuse, so those ops compute in float where the quantized "
+         "program rounded: outputs move by more than the numerics tolerance", "by-design"),
+    Rule(("FusePatternsPass",), ("runnable",), r"must match the size of tensor",
+         "the fused et_vk.q8ta_linear_gemv is given the weight sums / scales of a padded output size (12 for 10 "
+         "outputs): its CPU reference implementation then fails on the program it emits",
+         upstream=VK_META + "/quantized_linear.py"),
+    Rule(("FusePatternsPass",), ("runs",), r"not enough values to unpack \(expected 4, got 3\)",
+         "make_q8ta_conv2d_custom_op unpacks a 4-D weight (OC, IC, H, W) from every quantized convolution, so a "
+         "quantized conv1d (3-D weight) crashes the pass instead of being declined",
+         upstream=VK_META + "/quantized_convolution.py"),
+    Rule(("partitioner.vulkan",), ("runs",), r"FusePatternsPass",
+         "lowering with the Vulkan partitioner runs FusePatternsPass, which crashes on a quantized conv1d (see "
+         "vulkan.FusePatternsPass x wav2letter_q8)", upstream=VK_META + "/quantized_convolution.py"),
+    Rule(("TagMemoryMetaPass",), ("runs",), r"Unsupported storage type",
+         "asks for the storage of a tensor the previous steps left at DEFAULT_STORAGE (an embedding index tensor) "
+         "and raises instead of choosing one"),
+    Rule(("ToOutVarPass",), ("runs",), r"Missing out variants",
+         "quantized_decomposed q/dq ops have no out variants registered unless the quantized kernels library is "
+         "loaded; to_executorch of a quantized program needs a backend to consume them first", "precondition"),
+    Rule(("RemoveRedundantCopyPass",), ("runs",), r"Expecting input to have dtype torch.float32",
+         "removes a copy that converted a bool tensor to float, so the following quantize op receives a bool "
+         "tensor"),
+    Rule(("FuseClampPass", "FuseClampPass#*"), ("runnable",), r"without overflow",
+         "the fused conv_with_clamp gets output_max = sys.float_info.max, which does not fit float32: the op's "
+         "reference raises (see reports/upstream/repro_fuse_clamp_pass.py)"),
+    Rule(("ConvertBmmToMatmul",), ("runs",), r"Found a new pattern",
+         "asserts on any bmm whose producers are not the one pattern it knows, instead of leaving it alone"),
+    Rule(("FoldQDQPass",), ("runs", "runnable"),
+         r"expected scalar type|weight type \(torch.CharTensor\)|must have the same dtype",
+         "removes q/dq pairs around ops it does not fold too, so a float op receives int8 tensors"),
+)
+
+
+def attr_of(pass_name: str) -> str:
+    """``vulkan.FusePatternsPass`` / ``vulkan/06:FusePatternsPass`` / ``partitioner.vulkan`` -> the name rules use."""
+    if pass_name.startswith("partitioner."):
+        return pass_name
+    return pass_name.rpartition(":")[2].rpartition(".")[2].split("#")[0]
+
+
+def triage(pass_name: str, check: str, message: str) -> Optional[KnownFailure]:
+    """The first rule explaining this violation, as a KnownFailure; None if none does."""
+    attr = attr_of(pass_name)
+    first = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    for rule in RULES:
+        if rule.matches(attr, check, first):
+            reason = rule.reason or "diagnosed by passgate: " + first.partition("Fault:")[2].strip()
+            return KnownFailure(check, reason, rule.upstream, (), rule.kind)
+    return None

@@ -1,0 +1,153 @@
+"""``passgate vulkan``: Vulkan Q/DQ fusion conformance from the command line.
+
+Registered in ``harness/cli.py`` as ``COMMANDS["vulkan"] = "vulkan.cli"``
+(``add_parser(subparsers)`` / ``run(args) -> int``, torch imported only in
+``run`` so ``passgate --help`` stays fast).
+
+Writes ``DIR/results.json`` (the harness's schema; the per-op table and
+per-case records under the ``"vulkan"`` key), ``DIR/vulkan_table.md`` and
+``DIR/vulkan_table.json``. Exit status: 0 all checks hold, 1 a violation,
+2 bad usage (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+DEFAULT_REPORT_DIR = "reports/generated/vulkan"
+MODES = ("vulkan-preprocess", "fuse-patterns")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "vulkan",
+        help="check ExecuTorch Vulkan Q/DQ fusions against the Q/DQ program and the float model",
+        description=(
+            "For each Q/DQ pattern executorch's Vulkan backend fuses (or must decline), quantize a family of "
+            "modules with the flow that makes it, run the fusion under test (default: the backend's own "
+            "preprocess passes, and FusePatternsPass alone) and check fusion_expected, fused_vs_qdq, "
+            "fused_vs_float, device_vs_reference and the IR checks on the fused program. The truth is the "
+            "un-fused Q/DQ program and the float model, never the et_vk CPU implementations."
+        ),
+    )
+    p.add_argument("--ops", nargs="+", metavar="OP", help="only recipes whose name or op contains one of these "
+                   "(e.g. q8ta_conv2d linear_q4gsw decline); default: all")
+    p.add_argument("--executor", metavar="SPEC", help="reference (default; et_vk CPU implementations), "
+                   "executorch-vulkan (needs a runtime with VulkanBackend), or a vendor's module:Name / file.py:Name")
+    p.add_argument("--pass", dest="fusion_pass", metavar="SPEC", help="a vendor's fusion pass or pipeline "
+                   "instead of ExecuTorch's (package.module:Name or path/to/file.py:Name)")
+    p.add_argument("--mode", choices=MODES + ("both",), help="which built-in fusion (default both); with --pass, "
+                   "which recipes apply (default: the pass's passgate_vulkan_mode, else vulkan-preprocess)")
+    p.add_argument("--count", type=_count, default=3, help="cases (hypothesis-drawn shapes) per recipe (default 3)")
+    p.add_argument("--seed", type=int, default=0, help="seed for shapes, weights and input draws (default 0)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds one fusion run may take (default 120)")
+    p.add_argument("--report", default=DEFAULT_REPORT_DIR, metavar="DIR",
+                   help=f"folder for results.json and the table (default {DEFAULT_REPORT_DIR})")
+    p.add_argument("--strict", action="store_true", help="should-level checks (meta_debug_handle) fail the run too")
+    p.add_argument("--cache-dir", metavar="DIR", help="case cache (default $PASSGATE_CACHE_DIR or ~/.cache/passgate)")
+    p.add_argument("--no-cache", action="store_true", help="quantize, lower and fuse everything afresh")
+    p.add_argument("--list", action="store_true", help="list the recipes and exit")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines or table")
+    p.set_defaults(run=run)
+
+
+def _fusions(args) -> list:
+    from vulkan import fusion
+
+    if args.fusion_pass:
+        from harness.loading import load_pass
+
+        loaded = load_pass(args.fusion_pass)
+        mode = args.mode if args.mode in MODES else None
+        return [fusion.UserFusion(loaded, mode)]
+    modes = MODES if args.mode in (None, "both") else (args.mode,)
+    return [fusion.builtin(m) for m in modes]
+
+
+def run(args) -> int:
+    from harness.errors import UsageError
+    from harness.report_json import ensure_writable
+
+    if args.list:
+        from vulkan import catalog
+
+        for r in catalog.select(args.ops):
+            print(f"{r.name:55s} {'declines' if r.negative else ', '.join(r.expected)}")
+        return 0
+    report_dir = ensure_writable(args.report)
+    from vulkan import catalog, executors, suite, table
+    from vulkan.executors import load_executor
+
+    recipes_ = catalog.select(args.ops)
+    if not recipes_:
+        raise UsageError(f"no recipe matches --ops {' '.join(args.ops)} (see passgate vulkan --list)")
+    fusions = _fusions(args)
+    device = load_executor(args.executor) if args.executor else None
+    if device is not None and not getattr(device, "is_device", True):
+        device = None  # "reference" is what fused_vs_qdq already runs
+    from harness import cache
+
+    cache.configure(args.cache_dir, disabled=args.no_cache)
+    started = time.time()
+    out_results, out_records = [], []
+
+    def progress(i, total, rec, res):
+        if args.quiet:
+            return
+        bad = sorted({r.check for r in res if r.status.value in ("fail", "error")})
+        verdict = "FAIL " + ",".join(bad) if bad else "ok"
+        print(f"passgate: [{i}/{total}] {rec.fusion} x {rec.case}: {verdict} "
+              f"({rec.timings.get('fusion_s', 0.0):.1f}s fusion)", file=sys.stderr, flush=True)
+
+    for f in fusions:
+        vr = suite.run(recipes_, args.count, args.seed, f, device=device, use_cache=not args.no_cache,
+                       progress=progress)
+        out_results += vr.results
+        out_records += vr.records
+    rows = table.per_op(out_records)
+    status = 1 if any(r.is_violation(args.strict) for r in out_results) else 0
+    _write(report_dir, args, fusions, device, out_results, out_records, rows, started, status)
+    if not args.quiet:
+        for f in fusions:
+            print(f"\n## {f.name}\n")
+            print(table.markdown(table.per_op([r for r in out_records if r.fusion == f.name])))
+        ok, why = executors.ExecutorchVulkanExecutor().available()
+        if not ok and device is None:
+            print(f"device_vs_reference skipped: {why}", file=sys.stderr)
+    return status
+
+
+def _write(report_dir, args, fusions, device, results, records, rows, started, status) -> None:
+    import json
+
+    from harness import report_json
+    from harness.cache import atomic_write_bytes
+    from vulkan import table
+
+    configuration = {
+        "command": "vulkan", "ops": args.ops, "fusions": [f.name for f in fusions], "count": args.count,
+        "seed": args.seed, "executor": getattr(device, "name", "reference"), "strict": args.strict,
+        "timeout": args.timeout,
+    }
+    cases = [{"name": r.case, "source": "quantized", "recipe": r.recipe, "op": r.op, "fusion": r.fusion,
+              "timings": r.timings} for r in records]
+    extra = {"vulkan": {"table": rows, "records": [r.to_json() for r in records]}}
+    doc = report_json.document(results, configuration, cases, started_at=started, complete=True,
+                               exit_status=status, strict=args.strict, extra=extra)
+    report_json.write(report_dir, doc)
+    md = "".join(f"## {f.name}\n\n" + table.markdown(table.per_op([r for r in records if r.fusion == f.name])) + "\n"
+                 for f in fusions)
+    atomic_write_bytes(report_dir / "vulkan_table.md", md.encode())
+    atomic_write_bytes(report_dir / "vulkan_table.json", (json.dumps(rows, indent=1, default=str) + "\n").encode())
