@@ -68,10 +68,14 @@ IN_SERVER = False
 # ----------------------------------------------------------------------------- where the socket lives
 
 
+# A Unix socket path must fit sun_path (108 bytes on Linux, with its NUL); the socket name adds ~40.
+_MAX_DIR_LEN = 60
+
+
 def socket_dir() -> Path:
     base = os.environ.get("XDG_RUNTIME_DIR")
-    if not base or not os.path.isdir(base):
-        base = tempfile.gettempdir()
+    if not base or not os.path.isdir(base) or len(os.path.abspath(base)) > _MAX_DIR_LEN:
+        base = tempfile.gettempdir()  # also when $XDG_RUNTIME_DIR is too deep for a socket path
     return Path(base) / f"passgate-{os.getuid()}"
 
 

@@ -124,11 +124,11 @@ def test_socket_is_private(served):
     assert os.stat(path).st_uid == os.getuid()
 
 
-def test_stale_socket_falls_back_silently(passgate_cache, tmp_path):
+def test_stale_socket_falls_back_silently(passgate_cache, tmp_path, tmp_path_factory):
     from harness import server
 
-    runtime = tmp_path / "xdg"
-    runtime.mkdir(mode=0o700)
+    runtime = tmp_path_factory.mktemp("xdg")  # short: a socket path must fit in 108 bytes
+    runtime.chmod(0o700)
     env = {**os.environ, "PASSGATE_CACHE_DIR": str(passgate_cache), "XDG_RUNTIME_DIR": str(runtime)}
     env.pop("PASSGATE_NO_SERVER", None)
     old = os.environ.get("XDG_RUNTIME_DIR")
