@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable, Optional
 
 from harness.errors import UsageError
@@ -91,7 +92,7 @@ class Plan:
         Consecutive units of one entry or pass share one ``check_all`` call,
         so an isolated run forks one worker pool per pass, not per pair.
         """
-        from harness.runner import RunConfig, check_all
+        from harness.runner import check_all
 
         def relay(_d, _t, name, graph, rs):
             emit(graph, name, rs)
@@ -110,27 +111,44 @@ class Plan:
                     check_all([next(p for p in self.passes if p.name == unit.name)], chosen, config, relay)
                 i = j
                 continue
-            if unit.kind == VULKAN:
-                from vulkan.suite import check_case
+            judge = partial(self._collect, unit, cases.get(unit.graph), config)
+            if config.isolate:
+                # in a forked child: lowering with a partitioner or running a backend pipeline changes
+                # process-wide state that would change the verdicts of whatever runs next here
+                from harness import forked
 
-                fuse, vcase = next((f, c) for f, c in self.vulkan if (f.name, c.name) == (unit.name, unit.graph))
-                emit(unit.graph, unit.name, check_case(vcase, fuse, timeout=config.timeout)[0])
-                i += 1
-                continue
-            case = cases[unit.graph]
-            if unit.kind == PIPELINE:
-                from harness.pipeline import PIPELINE_CHECKS, verify_each
-
-                p = next(p for p in self.pipelines if p.name == unit.name)
-                pconfig = RunConfig(stage=p.stage, timeout=config.timeout, seed=config.seed, checks=PIPELINE_CHECKS)
-                verify_each(p, case, pconfig, on_step=lambda rep, p=p, g=unit.graph: emit(
-                    g, rep.results[0].pass_name if rep.results else f"{p.name}/{rep.step}", rep.results))
+                emitted = forked.call(judge)
             else:
-                from harness.partitioners import PARTITIONERS, check_backend_partitioner
-
-                emit(unit.graph, f"partitioner.{unit.name}",
-                     check_backend_partitioner(PARTITIONERS[unit.name], case).results)
+                emitted = judge()
+            for args in emitted:
+                emit(*args)
             i += 1
+
+    def _collect(self, unit: Unit, case, config) -> list:
+        emitted: list = []
+        self._run_other(unit, case, config, lambda *a: emitted.append(a))
+        return emitted
+
+    def _run_other(self, unit: Unit, case, config, emit: Callable[[str, str, list], None]) -> None:
+        """A pipeline, partitioner or Vulkan fusion unit (``case`` is None for Vulkan: it builds its own)."""
+        from harness.runner import RunConfig
+
+        if unit.kind == VULKAN:
+            from vulkan.suite import check_case
+
+            fuse, vcase = next((f, c) for f, c in self.vulkan if (f.name, c.name) == (unit.name, unit.graph))
+            emit(unit.graph, unit.name, check_case(vcase, fuse, timeout=config.timeout)[0])
+        elif unit.kind == PIPELINE:
+            from harness.pipeline import PIPELINE_CHECKS, verify_each
+
+            p = next(p for p in self.pipelines if p.name == unit.name)
+            pconfig = RunConfig(stage=p.stage, timeout=config.timeout, seed=config.seed, checks=PIPELINE_CHECKS)
+            verify_each(p, case, pconfig, on_step=lambda rep: emit(
+                unit.graph, rep.results[0].pass_name if rep.results else f"{p.name}/{rep.step}", rep.results))
+        else:
+            from harness.partitioners import PARTITIONERS, check_backend_partitioner
+
+            emit(unit.graph, f"partitioner.{unit.name}", check_backend_partitioner(PARTITIONERS[unit.name], case).results)
 
     def keep(self, units: set) -> None:
         """Restrict the plan to ``units`` (a shard)."""
