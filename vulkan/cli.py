@@ -12,22 +12,13 @@ per-case records under the ``"vulkan"`` key), ``DIR/vulkan_table.md`` and
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
+from harness.cmd_check import positive_int
+
 DEFAULT_REPORT_DIR = "reports/generated/vulkan"
 MODES = ("vulkan-preprocess", "fuse-patterns")
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
-    return value
 
 
 def add_parser(sub) -> None:
@@ -50,7 +41,7 @@ def add_parser(sub) -> None:
                    "instead of ExecuTorch's (package.module:Name or path/to/file.py:Name)")
     p.add_argument("--mode", choices=MODES + ("both",), help="which built-in fusion (default both); with --pass, "
                    "which recipes apply (default: the pass's passgate_vulkan_mode, else vulkan-preprocess)")
-    p.add_argument("--count", type=_count, default=3, help="cases (hypothesis-drawn shapes) per recipe (default 3)")
+    p.add_argument("--count", type=positive_int, default=3, help="cases (hypothesis-drawn shapes) per recipe (default 3)")
     p.add_argument("--seed", type=int, default=0, help="seed for shapes, weights and input draws (default 0)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds one fusion run may take (default 120)")
     p.add_argument("--report", default=DEFAULT_REPORT_DIR, metavar="DIR",
