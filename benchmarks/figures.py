@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from benchmarks.proctree import run_sampled
+from harness.suite import REFERENCE_PASSES
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -108,16 +109,7 @@ def _figure(value, target, unit: str, better: str, **rest) -> dict:
 # ----------------------------------------------------------------------------- workloads
 
 
-REFERENCE = (
-    "passes.reference:ReplaceInPlaceReluWithOutOfPlaceReluPass",
-    "passes.reference:ReplaceAddWithMulSub",
-    "passes.reference:RemoveDetachPass",
-    "passes.reference:ScalarToTensorPass",
-    "passes.reference:ReplaceAddPass",
-    "passes.reference:replace_add_mul_with_sub",
-    "passes.reference:ReplaceAddMulWithSubKeepingMeta",
-    "passes.reference:GuidePipeline",
-)
+REFERENCE = REFERENCE_PASSES  # the suite's reference passes: the float workload
 VULKAN_QUANTIZED = ("vulkan.FoldQDQPass", "vulkan.FuseQuantizedOpsTransform")
 
 
