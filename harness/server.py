@@ -441,17 +441,22 @@ class Server:
         except OSError:
             return False
 
+    def _stop_listening(self) -> None:
+        """Close the listener and remove the socket file, unless another server has taken the path since."""
+        if self.listener is None:
+            return
+        if self._socket_is_ours():
+            try:
+                self.path.unlink()
+            except OSError:
+                pass
+        self.listener.close()
+        self.listener = None
+
     def close(self) -> None:
         for pid in list(self.children):
             self._kill_child(pid)
-        if self.listener is not None:
-            if self._socket_is_ours():
-                try:
-                    self.path.unlink()
-                except OSError:
-                    pass
-            self.listener.close()
-            self.listener = None
+        self._stop_listening()
 
     # -- loop ----------------------------------------------------------------
 
@@ -487,14 +492,7 @@ class Server:
 
     def drain(self, limit: float) -> None:
         """Stop listening (new clients run locally) and let running children finish, up to ``limit`` seconds."""
-        if self.listener is not None:
-            if self._socket_is_ours():
-                try:
-                    self.path.unlink()
-                except OSError:
-                    pass
-            self.listener.close()
-            self.listener = None
+        self._stop_listening()
         deadline = time.monotonic() + limit
         while self.children and time.monotonic() < deadline:
             self._reap()
