@@ -90,12 +90,20 @@ def _expand(g, v: Val) -> Optional[Emit]:
     return Emit(f"{{0}}.expand({', '.join(lead + sizes)})", (v.name,), view=True)
 
 
-def _slice(g, v: Val) -> Optional[Emit]:
+def _divisible_dim(g, v: Val) -> Optional[tuple[int, int]]:
+    """A static dim of ``v`` with at least 2 elements (one a slice or split can cut), and its size."""
     dims = [d for d in v.static_dims if v.shape[d] >= 2]
     if not dims:
         return None
     d = g.choice(dims)
-    n = v.shape[d]
+    return d, v.shape[d]
+
+
+def _slice(g, v: Val) -> Optional[Emit]:
+    picked = _divisible_dim(g, v)
+    if picked is None:
+        return None
+    d, n = picked
     start = g.int(0, n - 1)
     stop = g.int(start + 1, n)
     step = g.choice([1, 1, 2])
@@ -152,11 +160,10 @@ def _stack(g, v: Val) -> Optional[Emit]:
 
 
 def _split(g, v: Val) -> Optional[Emit]:
-    dims = [d for d in v.static_dims if v.shape[d] >= 2]
-    if not dims:
+    picked = _divisible_dim(g, v)
+    if picked is None:
         return None
-    d = g.choice(dims)
-    n = v.shape[d]
+    d, n = picked
     how = g.choice(["split", "chunk", "sizes", "unbind"] if n <= 4 else ["split", "chunk", "sizes"])
     if how == "split":
         return Emit(f"torch.split({{0}}, {g.int(1, n - 1)}, dim={d})", (v.name,), view=True)
