@@ -12,7 +12,7 @@ from executorch.exir.passes.cse_pass import CSEPass
 from executorch.exir.passes.remove_noop_pass import RemoveNoopPass
 from executorch.exir.passes.scalar_to_tensor_pass import ScalarToTensorPass
 
-from harness.bisect import bisect, write_repro
+from harness.bisect import bisect
 from harness.cli import main
 from harness.pipeline import Pipeline, pipeline_of, resolve_pipeline, verify_each
 from harness.results import Status
