@@ -31,6 +31,22 @@ def positive_int(text: str) -> int:
     return value
 
 
+def check_selection(text: str) -> frozenset:
+    """``--checks``: check ids and the levels ``must`` / ``should``, comma-separated; ``runs`` is always in."""
+    from harness.results import CHECKS, IR_CHECK_IDS, Level
+
+    chosen = {"runs"}
+    for word in filter(None, (w.strip() for w in text.split(","))):
+        if word in (Level.MUST.value, Level.SHOULD.value):
+            chosen |= {c for c in IR_CHECK_IDS if CHECKS[c].level.value == word}
+        elif word in IR_CHECK_IDS:
+            chosen.add(word)
+        else:
+            raise argparse.ArgumentTypeError(f"unknown check {word!r}; expected must, should or one of "
+                                             f"{', '.join(IR_CHECK_IDS)}")
+    return frozenset(chosen)
+
+
 def add_common_run_options(p: argparse.ArgumentParser) -> None:
     """Options every checking command shares (check, run, certify)."""
     p.add_argument("--graphs", nargs="+", metavar="NAME",
@@ -73,6 +89,10 @@ def add_parser(sub) -> None:
     p.add_argument("--semantics", choices=("preserving", "changing"),
                    help="'changing' skips numerics (default: the pass's passgate_semantics, else preserving)")
     add_common_run_options(p)
+    p.add_argument("--checks", type=check_selection, metavar="LIST",
+                   help="judge only these checks: ids and the levels must / should, comma-separated (e.g. "
+                   "--checks must while iterating on a pass: each pair then runs the pass once, where the "
+                   "should-level idempotent and deterministic checks run it again); default: every IR check")
     p.add_argument("-j", "--workers", type=positive_int, default=1, metavar="N",
                    help="worker processes checking pass x graph pairs at once (default 1; results and reports "
                    "come in the same order whatever N)")
@@ -108,7 +128,8 @@ def run(args) -> int:
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
     config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
-                       isolate=not args.no_isolation and isolation.available(), workers=args.workers)
+                       isolate=not args.no_isolation and isolation.available(), workers=args.workers,
+                       checks=args.checks)
     session = Session(
         report_dir=report_dir,
         strict=args.strict,
@@ -124,6 +145,7 @@ def run(args) -> int:
             "count": args.count,
             "timeout": args.timeout,
             "strict": args.strict,
+            **({"checks": sorted(args.checks)} if args.checks else {}),
             "shard": str(args.shard) if args.shard else None,
         },
     )

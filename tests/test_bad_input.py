@@ -54,6 +54,8 @@ CASES = [
     ("shard 0/2", ["check", "--pass", RELU, "--shard", "0/2"], "I must be between 1 and N"),
     ("shard 3/2", ["check", "--pass", RELU, "--shard", "3/2"], "I must be between 1 and N"),
     ("shard 1/0", ["check", "--pass", RELU, "--shard", "1/0"], "I must be between 1 and N"),
+    ("unknown check", ["check", "--pass", RELU, "--checks", "must,no_such_check"],
+     "argument --checks: unknown check 'no_such_check'"),
     ("count 0", ["check", "--pass", RELU, "--count", "0"], "argument --count: must be greater than 0, got 0"),
     ("count negative", ["check", "--pass", RELU, "--count", "-3"], "must be greater than 0, got -3"),
     ("count not a number", ["check", "--pass", RELU, "--count", "x"], "expected a whole number, got 'x'"),

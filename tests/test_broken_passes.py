@@ -56,3 +56,29 @@ def test_metadata_loss_is_caught_on_nodes_that_never_had_it(builtin_cases):
     results = check_pass_on_case(from_object(broken_passes.RawCallFunctionNoMeta), builtin_cases["inplace_views"])
     st = next(r for r in results if r.check == "meta_stack_trace")
     assert st.status is Status.FAIL and st.details["new_without"] == ["relu_default"]
+
+
+class _CountingIdentity:
+    """Changes nothing and counts its calls: idempotent then needs no run of its own."""
+
+    calls = 0
+
+    def __call__(self, gm):
+        type(self).calls += 1
+        return gm
+
+
+def test_a_pass_that_changed_nothing_is_run_twice_not_three_times(builtin_cases):
+    _CountingIdentity.calls = 0
+    results = check_pass_on_case(from_object(_CountingIdentity()), builtin_cases["mlp"])
+    by_check = {r.check: r for r in results}
+    assert by_check["idempotent"].status is Status.PASS and "changed nothing" in by_check["idempotent"].message
+    assert by_check["deterministic"].status is Status.PASS
+    assert _CountingIdentity.calls == 2  # the run and the deterministic check's run
+
+
+def test_a_pass_that_changed_something_gets_its_own_idempotence_run(builtin_cases):
+    results = check_pass_on_case(from_object(broken_passes.NeverFixedPoint), builtin_cases["mlp"])
+    by_check = {r.check: r for r in results}
+    assert by_check["idempotent"].status is Status.FAIL and "changed nothing" not in by_check["idempotent"].message
+    assert by_check["deterministic"].status is Status.PASS

@@ -43,6 +43,23 @@ def test_should_level_failure_fails_only_with_strict(tmp_path):
     assert main(args + ["--strict"]) == 1
 
 
+def test_checks_must_judges_the_must_checks_only(tmp_path):
+    """--checks must (the edit-loop setting): a should-level failure is not judged, a must-level one still is."""
+    spec = f"{os.path.dirname(__file__)}/broken_passes.py:NeverFixedPoint"
+    args = ["check", "--pass", spec, "--report", str(tmp_path), "--graphs", "mlp", "-q", "--strict"]
+    assert main(args + ["--checks", "must"]) == 0  # its only fault is idempotent, left out
+    doc = json.loads((tmp_path / "results.json").read_text())
+    judged = {r["check"] for r in doc["results"]}
+    assert "idempotent" not in judged and "deterministic" not in judged and {"runs", "numerics"} <= judged
+    assert all(r["level"] == "must" for r in doc["results"])
+    assert doc["configuration"]["checks"] == sorted(judged)
+    assert main(args + ["--checks", "idempotent"]) == 1
+    assert {r["check"] for r in json.loads((tmp_path / "results.json").read_text())["results"]} == {"runs", "idempotent"}
+    moved = f"{os.path.dirname(__file__)}/broken_passes.py:MoveIntoSubmodule"
+    assert main(["check", "--pass", moved, "--report", str(tmp_path), "--graphs", "conv_bn_relu", "-q",
+                 "--checks", "must"]) == 1
+
+
 def test_bad_usage_exits_2_with_one_line(tmp_path, capsys):
     assert main(["check", "--pass", "nope_module:X", "--report", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
