@@ -142,13 +142,14 @@ def unit_results(config, unit) -> dict:
     """
     if unit not in _UNITS:
         from harness import isolation
-        from harness.cases import load_case
+        from harness.cases import load_cases
         from harness.plan import VULKAN
         from harness.runner import RunConfig
 
         p = _plan(config)
         batch = [u for u in p.units() if _group(u) == _group(unit)] if _batched(unit) else [unit]
-        cases = {u.graph: load_case(p.specs_by_name[u.graph]) for u in batch if u.kind != VULKAN}
+        graphs = list(dict.fromkeys(u.graph for u in batch if u.kind != VULKAN))
+        cases = dict(zip(graphs, load_cases([p.specs_by_name[g] for g in graphs])))
         got: dict = {u: {} for u in batch}
         by_graph = {u.graph: u for u in batch}
         # Catalog entries run in forked workers (harness/isolation.py): a pass that segfaults or hangs

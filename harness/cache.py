@@ -53,6 +53,9 @@ def _log_event(event: str, spec) -> None:
         pass
 
 
+BUSY = object()  # CaseCache.lowering(wait=False): another process is lowering this case now
+
+
 class CorruptCacheEntry(Exception):
     pass
 
@@ -159,12 +162,14 @@ class CaseCache:
         return entry
 
     @contextmanager
-    def lowering(self, spec):
+    def lowering(self, spec, wait: bool = True):
         """Hold the lock for lowering ``spec``; yields the entry if another process stored it meanwhile, else None.
 
         The caller lowers and stores inside the block. Without ``fcntl`` (or when
         the lock file cannot be made) it yields None at once: every process
         lowers, as before, and the atomic rename still keeps entries whole.
+        With ``wait=False`` it yields :data:`BUSY` at once when another process
+        holds the lock (is lowering ``spec`` now).
         """
         try:
             import fcntl
@@ -176,7 +181,11 @@ class CaseCache:
             yield None
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield BUSY
+                return
             path = self.path_for(spec)
             entry = None
             if path.exists():

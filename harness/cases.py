@@ -124,11 +124,15 @@ def export_and_lower(spec: CaseSpec):
 _MEMO: dict[str, GraphCase] = {}
 
 
-def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None) -> GraphCase:  # noqa: F821
-    """The lowered case for ``spec``: from this process's memo, the disk cache, or built now."""
+def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None,  # noqa: F821
+              wait: bool = True) -> Optional[GraphCase]:
+    """The lowered case for ``spec``: from this process's memo, the disk cache, or built now.
+
+    With ``wait=False``, None when another process is lowering it right now (see :func:`load_cases`).
+    """
     import time
 
-    from harness.cache import default_cache
+    from harness.cache import BUSY, default_cache
 
     cache = cache if cache is not None else default_cache()
     memo_key = f"{spec.key}:{cache.root if cache else ''}"
@@ -140,7 +144,10 @@ def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None) -> GraphCase:
     if entry is None and cache is not None:
         # One lowering per machine: processes sharing the cache (xdist workers, shards) that miss the same
         # case wait for whichever took the lock first and read its entry instead of lowering it again.
-        with cache.lowering(spec) as stored:
+        with cache.lowering(spec, wait) as stored:
+            if stored is BUSY:
+                cache.misses -= 1  # counted when it is taken again, after the other process stored it
+                return None
             entry = stored
             from_cache = entry is not None
             if entry is None:
@@ -155,6 +162,31 @@ def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None) -> GraphCase:
     case = GraphCase(spec, inputs, exported, edge, time.perf_counter() - started, from_cache)
     _MEMO[memo_key] = case
     return case
+
+
+def load_cases(specs: list, cache: Optional["CaseCache"] = None,  # noqa: F821
+               loaded: Optional[Callable[[int, GraphCase], None]] = None) -> list[GraphCase]:
+    """:func:`load_case` for each spec, in order; ``loaded(index, case)`` as each arrives.
+
+    A case that another process is lowering at this moment is taken last, so
+    processes that share a cold cache (xdist workers, shards) lower different
+    cases at once instead of queueing behind the same one.
+    """
+    out: dict[int, GraphCase] = {}
+    busy = []
+    for i, spec in enumerate(specs):
+        case = load_case(spec, cache, wait=False)
+        if case is None:
+            busy.append(i)
+            continue
+        out[i] = case
+        if loaded:
+            loaded(i, case)
+    for i in busy:
+        out[i] = load_case(specs[i], cache)
+        if loaded:
+            loaded(i, out[i])
+    return [out[i] for i in range(len(specs))]
 
 
 def clear_memo() -> None:

@@ -81,7 +81,7 @@ def _torch_writes_into_our_cache(args) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["check"]:  # a warm `passgate serve` runs it when one is up (harness/server.py)
-        from harness.server import run_via_server
+        from harness.serve_client import run_via_server
 
         served = run_via_server(argv)
         if served is not None:

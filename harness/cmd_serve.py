@@ -39,11 +39,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from harness import server
+    from harness import serve_client as client  # the server itself runs as python -m harness.server
 
-    root = server.resolve_cache_root(args.cache_dir)
+    root = client.resolve_cache_root(args.cache_dir)
     if args.status:
-        info = server.request(root, "status")
+        info = client.request(root, "status")
         if info is None:
             print(f"passgate: no server runs for cache {root}", file=sys.stderr)
             return 1
@@ -52,8 +52,8 @@ def run(args) -> int:
         print(json.dumps(info, indent=1))
         return 0
     if args.stop:
-        reply = server.request(root, "stop")
-        path = server.socket_path(root)
+        reply = client.request(root, "stop")
+        path = client.socket_path(root)
         if reply is None:
             _remove_stale(path)
             print(f"passgate: no server was running for cache {root}", file=sys.stderr)
@@ -63,7 +63,7 @@ def run(args) -> int:
             time.sleep(0.05)
         print(f"passgate: server {reply.get('stopped')} stopped", file=sys.stderr)
         return 0
-    info = server.request(root, "status")
+    info = client.request(root, "status")
     if info is not None:
         print(f"passgate: a server already runs for cache {root} (pid {info['pid']}, {info['socket']})",
               file=sys.stderr)
@@ -76,11 +76,13 @@ def run(args) -> int:
     cmd = [sys.executable, "-m", "harness.server", "--cache-dir", os.fspath(root), "--preload", *args.preload,
            "--idle-timeout", str(args.idle_timeout)]
     if args.foreground:
+        from harness import server
+
         return server.main(cmd[3:])
-    if not server.secure_dir(server.socket_dir(), create=True):
-        print(f"passgate: {server.socket_dir()} is not a private folder; not starting", file=sys.stderr)
+    if not client.secure_dir(client.socket_dir(), create=True):
+        print(f"passgate: {client.socket_dir()} is not a private folder; not starting", file=sys.stderr)
         return 1
-    log = server.log_path(root)
+    log = client.log_path(root)
     with open(log, "ab") as out:
         os.chmod(log, 0o600)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -91,7 +93,7 @@ def run(args) -> int:
             print(f"passgate: the server exited during start-up (status {proc.returncode}); see {log}",
                   file=sys.stderr)
             return 1
-        info = server.request(root, "status", timeout=2.0)
+        info = client.request(root, "status", timeout=2.0)
         if info is not None:
             print(f"passgate: server ready (pid {info['pid']}, {info['cases_memoized']} cases memoized) on "
                   f"{info['socket']}; log {log}", file=sys.stderr)

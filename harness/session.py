@@ -93,20 +93,25 @@ class Session:
             print(f"passgate: {message}", file=self.stream, flush=True)
 
     def load_cases(self, specs) -> list:
-        from harness.cases import load_case
+        from harness.cases import load_cases
 
-        loaded = []
-        for i, spec in enumerate(specs, 1):
-            case = load_case(spec)
-            loaded.append(case)
+        specs = list(specs)
+        count = 0
+
+        def loaded(i: int, case) -> None:
+            nonlocal count
+            count += 1
+            how = "cached" if case.from_cache else "lowered"
+            self.note(f"graph {count}/{len(specs)} {specs[i].name}: {how} in {case.lower_seconds:.2f}s")
+
+        cases = load_cases(specs, loaded=loaded)
+        for spec, case in zip(specs, cases):
             self.op_sets[spec.name] = _case_ops(case)
             self.cases.append({
                 "name": spec.name, "source": spec.source, "key": spec.key,
                 "from_cache": case.from_cache, "lower_seconds": round(case.lower_seconds, 4),
             })
-            how = "cached" if case.from_cache else "lowered"
-            self.note(f"graph {i}/{len(specs)} {spec.name}: {how} in {case.lower_seconds:.2f}s")
-        return loaded
+        return cases
 
     def exit_status(self) -> int:
         return 1 if any(

@@ -75,3 +75,29 @@ def test_program_copies_are_independent(builtin_cases):
     a.graph_module.graph.erase_node(next(n for n in a.graph.nodes if n.op == "output"))
     assert any(n.op == "output" for n in case.program("edge").graph.nodes)
     assert any(n.op == "output" for n in case.edge.graph.nodes)
+
+
+def test_a_case_another_process_is_lowering_is_taken_last(fresh_cache):
+    """load_cases skips a case whose lock is held (another xdist worker lowering it) and lowers the next one
+    meanwhile; flock locks belong to the open file, so holding one here blocks the loader's thread like a
+    second process would."""
+    import threading
+
+    from harness.cases import load_cases
+
+    first, second = BUILTIN_SPECS[0], BUILTIN_SPECS[1]
+    order: list = []
+    result: dict = {}
+    with fresh_cache.lowering(first) as entry:
+        assert entry is None
+        worker = threading.Thread(target=lambda: result.update(
+            cases=load_cases([first, second], fresh_cache, loaded=lambda i, c: order.append(c.name))))
+        worker.start()
+        deadline = time.monotonic() + 120
+        while order != [second.name] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert order == [second.name]  # lowered while the first one's lock was held elsewhere
+    worker.join(120)
+    assert order == [second.name, first.name]
+    assert [c.name for c in result["cases"]] == [first.name, second.name]  # the caller's order
+    assert fresh_cache.misses == 2 and fresh_cache.hits == 0
