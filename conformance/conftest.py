@@ -83,7 +83,7 @@ def pytest_generate_tests(metafunc):
         return
     p, known = _plan(metafunc.config), _known(metafunc.config)
     params, ids = [], []
-    for unit in p.units():
+    for unit in _heaviest_kinds_first(p.units()):
         for pass_name, check in p.items(unit):
             marks = [pytest.mark.xdist_group(_group(unit))]
             reason = known.get((pass_name, unit.graph, check))
@@ -92,6 +92,19 @@ def pytest_generate_tests(metafunc):
             params.append(pytest.param((unit, pass_name, check), marks=marks))
             ids.append(f"{pass_name}-{unit.graph}-{check}")
     metafunc.parametrize("conformance_item", params, ids=ids)
+
+
+def _heaviest_kinds_first(units: list) -> list:
+    """Partitioners, Vulkan recipes and pipelines (seconds per unit) before single passes (milliseconds).
+
+    xdist hands out groups in collection order: with the long units first, the
+    end of a run is many short ones that the workers share evenly, instead of
+    one worker finishing a 20 s partitioner unit while the other waits.
+    """
+    from harness.plan import ENTRY, PARTITIONER, PASS, PIPELINE, VULKAN
+
+    order = (PARTITIONER, VULKAN, PIPELINE, ENTRY, PASS)
+    return sorted(units, key=lambda u: order.index(u.kind))  # stable: the plan's order within a kind
 
 
 def _batched(unit) -> bool:
