@@ -92,6 +92,9 @@ def main(argv=None) -> int:
                     help="the suite profile the -n 2 / -n 1 figure runs (default standard)")
     ap.add_argument("--conformance-profiles", nargs="+", default=["quick", "standard"], choices=("quick", "standard"),
                     help="the profiles the conformance wall-time figure runs (default both)")
+    ap.add_argument("--memory-profile", choices=("quick", "standard", "full"),
+                    help="the memory figure also samples a conformance run (-n 2) of this profile "
+                    "(e.g. full: the certification profile)")
     ap.add_argument("--out", help="JSON file to write (default reports/generated/bench/bench-<time>.json)")
     ap.add_argument("--compare", metavar="JSON", help="print the figures beside those of an earlier run")
     args = ap.parse_args(argv)
@@ -106,7 +109,7 @@ def main(argv=None) -> int:
 
     ctx = F.Context(seed=args.seed, tiny=args.tiny, conformance_source=args.conformance_source,
                     conformance_args=tuple(shlex.split(args.conformance_args)), parallel_profile=args.parallel_profile,
-                    conformance_profiles=tuple(args.conformance_profiles))
+                    conformance_profiles=tuple(args.conformance_profiles), memory_profile=args.memory_profile)
     if args.cache_dir:
         ctx.cache_dir = Path(args.cache_dir)
         ctx.cache_dir.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,9 @@ def test_tiny_bench_run_writes_valid_json(tmp_path):
         assert isinstance(f["value"], (int, float)), name
     part = doc["figures"]["throughput"]["parts"][0]
     assert part["checks"] == part["per_test_measured_checks"] > 0  # both sides ran the same checks
+    assert 0 < part["must_checks"] < part["checks"]  # the must-only run left the should-level checks out
+    tp = doc["figures"]["throughput"]
+    assert tp["ceiling_ratio_given_pass_runs"] > 0 and tp["ratio_must_checks_only"] > 0
     assert "runs" in doc["figures"]["verification"]["ms_per_pair"]
     for line in ("throughput", "verification", "help"):  # the table prints every figure with its target
         assert any(row.startswith(line) for row in r.stdout.splitlines())
