@@ -239,7 +239,12 @@ def _input_unchanged(run: PassRun, handed, handed_fp: str, case: GraphCase, stag
 
 def _idempotent(loaded: LoadedPass, res, timeout: float) -> verifiers.Verdict:
     first = fingerprint.canonical(res)
-    run = run_pass(loaded, copy.deepcopy(res), timeout, label="idempotent")
+    try:
+        again = copy.deepcopy(res)
+    except Exception as exc:  # noqa: BLE001 - e.g. a node whose args is a list: torch.fx refuses to copy it
+        return verifiers.Verdict(Status.SKIP, "the pass's result cannot be copied for a second run (runnable and "
+                                 f"verifier say why): {type(exc).__name__}: {exc}")
+    run = run_pass(loaded, again, timeout, label="idempotent")
     if run.outcome != "ok":
         return verifiers.Verdict(Status.FAIL if run.outcome != "not_applicable" else Status.PASS,
                                  f"second run: {run.outcome}: {run.error}")

@@ -82,3 +82,19 @@ def test_a_pass_that_changed_something_gets_its_own_idempotence_run(builtin_case
     by_check = {r.check: r for r in results}
     assert by_check["idempotent"].status is Status.FAIL and "changed nothing" not in by_check["idempotent"].message
     assert by_check["deterministic"].status is Status.PASS
+
+
+def _list_args(gm):
+    """Sets a node's args to a list: torch.fx then holds an immutable_list, which it refuses to run or copy."""
+    node = next(n for n in gm.graph.nodes if n.op == "call_function")
+    node.args = list(node.args)
+    gm.recompile()
+    return gm
+
+
+def test_a_result_torch_fx_cannot_copy_is_the_pass_fault_not_a_harness_error(builtin_cases):
+    results = check_pass_on_case(from_object(_list_args), builtin_cases["mlp"])
+    by_check = {r.check: r for r in results}
+    assert not [r for r in results if r.status is Status.ERROR]
+    assert by_check["runnable"].status is Status.FAIL and "Expected args to be tuple" in by_check["runnable"].message
+    assert by_check["idempotent"].status is Status.SKIP and "cannot be copied" in by_check["idempotent"].message
