@@ -184,6 +184,7 @@ class CaseCache:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                self.misses -= 1  # counted when the caller takes it again, after the other process stored it
                 yield BUSY
                 return
             path = self.path_for(spec)

@@ -146,7 +146,6 @@ def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None,  # noqa: F821
         # case wait for whichever took the lock first and read its entry instead of lowering it again.
         with cache.lowering(spec, wait) as stored:
             if stored is BUSY:
-                cache.misses -= 1  # counted when it is taken again, after the other process stored it
                 return None
             entry = stored
             from_cache = entry is not None

@@ -28,7 +28,7 @@ class ChildFailed(RuntimeError):
 
 def call(fn: Callable[[], Any], timeout: Optional[float] = None) -> Any:
     """``fn()`` evaluated in a forked child; its exception is re-raised here (as ChildFailed if not picklable)."""
-    from harness.isolation import _die_with_parent, describe_exit
+    from harness.isolation import describe_exit, die_with_parent
 
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
@@ -37,7 +37,7 @@ def call(fn: Callable[[], Any], timeout: Optional[float] = None) -> Any:
         os.close(read_fd)
         status = 0
         try:
-            _die_with_parent(parent)
+            die_with_parent(parent)
             import torch
 
             torch.set_num_threads(1)  # GNU OpenMP is not fork-safe (see harness.isolation)

@@ -84,7 +84,7 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
     """Loop in the forked child: receive an index, check that pair, send its results."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler raises; here, just die
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     os.set_blocking(dump_fd, False)  # a full pipe must never hang a dying process
     faulthandler.enable(file=dump_fd, all_threads=False)
     faulthandler.register(signal.SIGUSR1, file=dump_fd, all_threads=False)
@@ -135,7 +135,8 @@ def _send(conn, message) -> None:
     conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _die_with_parent(parent_pid: int) -> None:
+def die_with_parent(parent_pid: int) -> None:
+    """In a forked child: be killed when ``parent_pid`` dies, and exit now if it already has."""
     try:
         import ctypes
 

@@ -17,6 +17,7 @@ every pass.
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -83,6 +84,30 @@ def _shared_fingerprint(case: GraphCase, stage: str) -> str:
     return fingerprint.exact(ep.graph_module, ep)
 
 
+def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
+    """The shared case's fingerprint as first seen in this process: what ``input_unchanged`` compares against."""
+    key = (id(case), stage)
+    if key not in _SHARED_FPS:
+        _SHARED_FPS[key] = _shared_fingerprint(case, stage)
+    return _SHARED_FPS[key]
+
+
+def prepare_case(case: GraphCase, stage: str = "edge", config: Optional[RunConfig] = None) -> None:
+    """Compute what every check of ``case`` needs whatever the pass (reference outputs, fingerprint) now.
+
+    A warm server calls it once per preloaded case; the children it forks inherit the memos.
+    """
+    config = config or RunConfig()
+    _recorded_fingerprint(case, stage)
+    reference_outputs(case, stage, config.seed, config.draws)
+
+
+def clear_memos() -> None:
+    """Forget every per-case memo of this process (reference outputs, fingerprints)."""
+    _REFERENCES.clear()
+    _SHARED_FPS.clear()
+
+
 def _fresh_input(case: GraphCase, stage: str):
     ep = case.program(stage)
     seed_metadata(ep.graph_module)
@@ -99,9 +124,7 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         if config.wants(check):
             out.append(result(loaded.name, case.name, check, v.status, v.message, v.details, seconds))
 
-    shared_key = (id(case), stage)
-    if shared_key not in _SHARED_FPS:
-        _SHARED_FPS[shared_key] = _shared_fingerprint(case, stage)
+    _recorded_fingerprint(case, stage)
 
     ep = _fresh_input(case, stage)
     before_meta = snapshot(ep.graph_module)
@@ -149,16 +172,26 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         add("ensures", verifiers.Verdict(Status.NOT_APPLICABLE, "the pass has no ensures hook"))
 
     _timed(add, "input_unchanged", lambda: _input_unchanged(run, ep, handed_fp, case, stage))
+
+    @functools.cache
+    def result_form() -> tuple:  # the result's canonical form, which both checks below compare against
+        return fingerprint.canonical(res)
+
     # deterministic runs first: when the pass changed nothing, its second run (on a fresh copy of the
     # input) is also a run on an exact copy of the result, so idempotent needs no third run
     determinism = None
     if config.wants("deterministic"):
-        determinism = _measured(lambda: _deterministic(loaded, res, case, stage, config.timeout), "deterministic")
+        determinism = _measured(lambda: _deterministic(loaded, result_form, case, stage, config.timeout),
+                                "deterministic")
+
+    def idempotence() -> verifiers.Verdict:
+        if determinism is not None and determinism[0].status is Status.PASS \
+                and fingerprint.exact(res.graph_module, res) == handed_fp:
+            return IDEMPOTENT_BY_DETERMINISM
+        return _idempotent(loaded, res, result_form, config.timeout)
+
     if config.wants("idempotent"):
-        deterministic = determinism is not None and determinism[0].status is Status.PASS
-        add("idempotent", *_measured(
-            lambda: IDEMPOTENT_BY_DETERMINISM if deterministic and fingerprint.exact(res.graph_module, res) == handed_fp
-            else _idempotent(loaded, res, config.timeout), "idempotent"))
+        add("idempotent", *_measured(idempotence, "idempotent"))
     if determinism is not None:
         add("deterministic", *determinism)
     verifiers.attribute_consequences(out)
@@ -194,13 +227,13 @@ def _timed(add: Callable, check: str, fn: Callable[[], verifiers.Verdict]) -> No
     add(check, *_measured(fn, check))
 
 
-def _measured(fn: Callable[[], verifiers.Verdict], check: str = "") -> tuple[verifiers.Verdict, float]:
+def _measured(fn: Callable[[], verifiers.Verdict], check: str) -> tuple[verifiers.Verdict, float]:
     """``fn()``'s verdict and its seconds; a crash is the harness's fault and says so."""
     started = time.perf_counter()
     try:
         verdict = fn()
     except Exception as exc:  # noqa: BLE001
-        verdict = verifiers.Verdict(Status.ERROR, f"passgate's {check or 'a'} check crashed: {type(exc).__name__}: {exc}")
+        verdict = verifiers.Verdict(Status.ERROR, f"passgate's {check} check crashed: {type(exc).__name__}: {exc}")
     return verdict, time.perf_counter() - started
 
 
@@ -228,7 +261,7 @@ def _numerics(res, ref: _Reference, sample_run, semantics: str) -> verifiers.Ver
 
 
 def _input_unchanged(run: PassRun, handed, handed_fp: str, case: GraphCase, stage: str) -> verifiers.Verdict:
-    if _shared_fingerprint(case, stage) != _SHARED_FPS[(id(case), stage)]:
+    if _shared_fingerprint(case, stage) != _recorded_fingerprint(case, stage):
         return verifiers.Verdict(Status.FAIL, "the pass changed the shared graph case it was never handed")
     if run.returned_input:
         return verifiers.Verdict(Status.PASS, "the pass edits in place and returned what it was handed")
@@ -237,8 +270,7 @@ def _input_unchanged(run: PassRun, handed, handed_fp: str, case: GraphCase, stag
     return verifiers.PASS
 
 
-def _idempotent(loaded: LoadedPass, res, timeout: float) -> verifiers.Verdict:
-    first = fingerprint.canonical(res)
+def _idempotent(loaded: LoadedPass, res, result_form: Callable[[], tuple], timeout: float) -> verifiers.Verdict:
     try:
         again = copy.deepcopy(res)
     except Exception as exc:  # noqa: BLE001 - e.g. a node whose args is a list: torch.fx refuses to copy it
@@ -248,17 +280,18 @@ def _idempotent(loaded: LoadedPass, res, timeout: float) -> verifiers.Verdict:
     if run.outcome != "ok":
         return verifiers.Verdict(Status.FAIL if run.outcome != "not_applicable" else Status.PASS,
                                  f"second run: {run.outcome}: {run.error}")
-    second = fingerprint.canonical(run.program)
+    first, second = result_form(), fingerprint.canonical(run.program)
     if second != first:
         return verifiers.Verdict(Status.FAIL, f"a second run changed the graph again: {fingerprint.first_difference(first, second)}")
     return verifiers.PASS
 
 
-def _deterministic(loaded: LoadedPass, res, case: GraphCase, stage: str, timeout: float) -> verifiers.Verdict:
+def _deterministic(loaded: LoadedPass, result_form: Callable[[], tuple], case: GraphCase, stage: str,
+                   timeout: float) -> verifiers.Verdict:
     run = run_pass(loaded, _fresh_input(case, stage), timeout, label="deterministic")
     if run.outcome != "ok":
         return verifiers.Verdict(Status.FAIL, f"the run on a second copy ended {run.outcome}: {run.error}")
-    a, b = fingerprint.canonical(res), fingerprint.canonical(run.program)
+    a, b = result_form(), fingerprint.canonical(run.program)
     if a != b:
         return verifiers.Verdict(Status.FAIL, f"two runs on copies of the same input differ: {fingerprint.first_difference(a, b)}")
     return verifiers.PASS

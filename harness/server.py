@@ -144,8 +144,7 @@ class Server:
         with tempfile.TemporaryDirectory(prefix="passgate-serve-warm-") as tmp:
             cli.main(["check", "--pass", "passes.reference:RemoveDetachPass", "--graphs", "mlp", "--no-isolation",
                       "-q", "--report", tmp, "--cache-dir", os.fspath(self.cache_root), "--no-server"])
-        runner._REFERENCES.clear()
-        runner._SHARED_FPS.clear()
+        runner.clear_memos()
         self.cases = self._preload()
         import gc
 
@@ -178,19 +177,17 @@ class Server:
         return len(_MEMO)
 
     def _precompute(self, cases: list) -> None:
-        """What every check of a case needs whatever the pass: its reference outputs and fingerprint.
+        """Each case's reference outputs and fingerprint, at the edge stage with the default seed and draws.
 
-        Computed once here (one thread, as in the isolation workers) for the default seed and draws at
-        the edge stage; every child inherits them, so a rerun spends its time on the pass and its checks.
+        Computed once here (one thread, as in the isolation workers); every child inherits them, so a
+        rerun spends its time on the pass and its checks.
         """
         from harness import runner
 
         started = time.perf_counter()
-        defaults = runner.RunConfig()
         for case in cases:
             try:
-                runner.reference_outputs(case, "edge", defaults.seed, defaults.draws)
-                runner._SHARED_FPS[(id(case), "edge")] = runner._shared_fingerprint(case, "edge")
+                runner.prepare_case(case)
             except Exception:  # noqa: BLE001 - a case that cannot run: its checks will say so
                 pass
         self.say(f"computed reference outputs of {len(cases)} cases in {time.perf_counter() - started:.1f}s")
@@ -414,7 +411,9 @@ class Server:
         signal.set_wakeup_fd(-1)
         for sock in self.wake:
             sock.close()
-        _die_with(os.getppid())
+        from harness.isolation import die_with_parent
+
+        die_with_parent(os.getppid())
         self.listener.close()
         for conn in self.children.values():
             conn.close()
@@ -477,17 +476,6 @@ class Server:
                 "uptime_s": round(time.time() - self.started, 1), "requests": self.served,
                 "running": len(self.children), "cases_memoized": self.cases, "preload": list(self.preload),
                 "max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
-
-
-def _die_with(parent_pid: int) -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:  # noqa: BLE001
-        pass
-    if os.getppid() != parent_pid:
-        os._exit(1)
 
 
 
