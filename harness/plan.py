@@ -111,7 +111,7 @@ class Plan:
                     check_all([next(p for p in self.passes if p.name == unit.name)], chosen, config, relay)
                 i = j
                 continue
-            judge = partial(self._collect, unit, cases.get(unit.graph), config)
+            judge = partial(self._judge_other, unit, cases.get(unit.graph), config)
             if config.isolate:
                 # in a forked child: lowering with a partitioner or running a backend pipeline changes
                 # process-wide state that would change the verdicts of whatever runs next here
@@ -124,31 +124,28 @@ class Plan:
                 emit(*args)
             i += 1
 
-    def _collect(self, unit: Unit, case, config) -> list:
-        emitted: list = []
-        self._run_other(unit, case, config, lambda *a: emitted.append(a))
-        return emitted
+    def _judge_other(self, unit: Unit, case, config) -> list[tuple[str, str, list]]:
+        """A pipeline, partitioner or Vulkan fusion unit as (graph, pass name, results) per judged pass.
 
-    def _run_other(self, unit: Unit, case, config, emit: Callable[[str, str, list], None]) -> None:
-        """A pipeline, partitioner or Vulkan fusion unit (``case`` is None for Vulkan: it builds its own)."""
+        ``case`` is None for Vulkan units: they build their own.
+        """
         from harness.runner import RunConfig
 
         if unit.kind == VULKAN:
             from vulkan.suite import check_case
 
             fuse, vcase = next((f, c) for f, c in self.vulkan if (f.name, c.name) == (unit.name, unit.graph))
-            emit(unit.graph, unit.name, check_case(vcase, fuse, timeout=config.timeout)[0])
-        elif unit.kind == PIPELINE:
+            return [(unit.graph, unit.name, check_case(vcase, fuse, timeout=config.timeout)[0])]
+        if unit.kind == PIPELINE:
             from harness.pipeline import PIPELINE_CHECKS, verify_each
 
             p = next(p for p in self.pipelines if p.name == unit.name)
             pconfig = RunConfig(stage=p.stage, timeout=config.timeout, seed=config.seed, checks=PIPELINE_CHECKS)
-            verify_each(p, case, pconfig, on_step=lambda rep: emit(
-                unit.graph, rep.results[0].pass_name if rep.results else f"{p.name}/{rep.step}", rep.results))
-        else:
-            from harness.partitioners import PARTITIONERS, check_backend_partitioner
+            return [(unit.graph, rep.results[0].pass_name if rep.results else f"{p.name}/{rep.step}", rep.results)
+                    for rep in verify_each(p, case, pconfig)]
+        from harness.partitioners import PARTITIONERS, check_backend_partitioner
 
-            emit(unit.graph, f"partitioner.{unit.name}", check_backend_partitioner(PARTITIONERS[unit.name], case).results)
+        return [(unit.graph, f"partitioner.{unit.name}", check_backend_partitioner(PARTITIONERS[unit.name], case).results)]
 
     def keep(self, units: set) -> None:
         """Restrict the plan to ``units`` (a shard)."""
