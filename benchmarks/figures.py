@@ -112,12 +112,6 @@ def _figure(value, target, unit: str, better: str, **rest) -> dict:
 
 REFERENCE = REFERENCE_PASSES  # the suite's reference passes: the float workload
 PASS_RUN_CHECKS = ("runs", "idempotent", "deterministic")
-
-
-def _must_checks() -> frozenset:
-    from harness.results import CHECKS, IR_CHECK_IDS, Level
-
-    return frozenset(c for c in IR_CHECK_IDS if CHECKS[c].level is Level.MUST)
 VULKAN_QUANTIZED = ("vulkan.FoldQDQPass", "vulkan.FuseQuantizedOpsTransform")
 
 
@@ -146,8 +140,7 @@ def _clear_process_memos() -> None:
     from harness.cases import clear_memo
 
     clear_memo()
-    runner._REFERENCES.clear()
-    runner._SHARED_FPS.clear()
+    runner.clear_memos()
 
 
 # ----------------------------------------------------------------------------- a. throughput
@@ -160,7 +153,18 @@ def throughput(ctx: Context) -> dict:
     from harness.runner import RunConfig, check_all, check_pass_on_case
 
     config = RunConfig(seed=ctx.seed)
-    must_checks = _must_checks()
+    from harness.results import Level, ir_checks_at
+
+    must_checks = ir_checks_at(Level.MUST)
+
+    def timed_check(passes, specs, **changes) -> tuple[float, list]:
+        """check_all in forked workers as `passgate check` runs it, the cases loaded first: (seconds, results)."""
+        _clear_process_memos()
+        started = time.perf_counter()
+        cases = [load_case(s) for s in specs]
+        rs = check_all(passes, cases, replace(config, isolate=True, **changes))
+        return time.perf_counter() - started, rs
+
     parts = []
     for wl in _workloads(ctx):
         passes, specs = wl["passes"], wl["specs"]
@@ -168,34 +172,18 @@ def throughput(ctx: Context) -> dict:
         # passgate with a cold cache (lowers each graph once) and with the warm one, as `passgate check` runs it
         cold_dir = ctx.tmp("cold-cache")
         cache.configure(cold_dir)
-        _clear_process_memos()
-        started = time.perf_counter()
-        cases = [load_case(s) for s in specs]
-        rs = check_all(passes, cases, replace(config, isolate=True))
-        pg_cold = time.perf_counter() - started
+        pg_cold, _ = timed_check(passes, specs)
         shutil.rmtree(cold_dir, ignore_errors=True)
         cache.configure(ctx.cache_dir)
         for s in specs:  # fill the shared cache, untimed
             load_case(s)
-        _clear_process_memos()
-        started = time.perf_counter()
-        cases = [load_case(s) for s in specs]
-        rs = check_all(passes, cases, replace(config, isolate=True))
-        pg_warm = time.perf_counter() - started
+        pg_warm, rs = timed_check(passes, specs)
         checks = len(rs)
         # the pass runs the checks need (runs, and the reruns of idempotent/deterministic with their copies):
         # both styles pay them, so per-test time / their time is the best ratio any harness could reach
         pass_runs_s = sum(r.duration_s for r in rs if r.check in PASS_RUN_CHECKS)
-        _clear_process_memos()  # must-level checks only: what the gate enforces without --strict
-        started = time.perf_counter()
-        cases = [load_case(s) for s in specs]
-        rs_must = check_all(passes, cases, replace(config, isolate=True, checks=must_checks))
-        pg_warm_must = time.perf_counter() - started
-        _clear_process_memos()  # and with two workers (the machine's two cores)
-        started = time.perf_counter()
-        cases = [load_case(s) for s in specs]
-        check_all(passes, cases, replace(config, isolate=True, workers=2))
-        pg_warm_j2 = time.perf_counter() - started
+        pg_warm_must, rs_must = timed_check(passes, specs, checks=must_checks)  # what the gate enforces by default
+        pg_warm_j2, _ = timed_check(passes, specs, workers=2)  # the machine's two cores
         # per-test: each test builds, exports, [quantizes,] lowers its graph, then runs the pass and the checks
         k = wl["per_test_passes"]
         per_graph: dict[str, list[float]] = {}

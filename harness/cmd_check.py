@@ -33,12 +33,12 @@ def positive_int(text: str) -> int:
 
 def check_selection(text: str) -> frozenset:
     """``--checks``: check ids and the levels ``must`` / ``should``, comma-separated; ``runs`` is always in."""
-    from harness.results import CHECKS, IR_CHECK_IDS, Level
+    from harness.results import IR_CHECK_IDS, Level, ir_checks_at
 
     chosen = {"runs"}
     for word in filter(None, (w.strip() for w in text.split(","))):
         if word in (Level.MUST.value, Level.SHOULD.value):
-            chosen |= {c for c in IR_CHECK_IDS if CHECKS[c].level.value == word}
+            chosen |= ir_checks_at(Level(word))
         elif word in IR_CHECK_IDS:
             chosen.add(word)
         else:

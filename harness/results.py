@@ -66,6 +66,11 @@ CHECKS: dict[str, CheckInfo] = {
 IR_CHECK_IDS: tuple[str, ...] = tuple(c.id for c in CHECKS.values() if c.group == "ir")
 
 
+def ir_checks_at(level: Level) -> frozenset:
+    """The IR check ids of one level (``passgate check --checks must``)."""
+    return frozenset(c for c in IR_CHECK_IDS if CHECKS[c].level is level)
+
+
 @dataclass
 class CheckResult:
     """One verdict: pass x graph x check."""
