@@ -49,8 +49,7 @@ def main(argv=None) -> int:
     default_threads = torch.get_num_threads()
 
     def once(mode: str):
-        runner._REFERENCES.clear()
-        runner._SHARED_FPS.clear()
+        runner.clear_memos()
         torch.set_num_threads(1 if mode == "in_process_1_thread" else default_threads)
         config = runner.RunConfig(isolate=mode.startswith("isolated"), workers=args.workers)
         started = time.perf_counter()
