@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", metavar="JSON", help="print the figures beside those of an earlier run")
     args = ap.parse_args(argv)
 
-    from harness.quiet import silence_third_party
+    from harness.core.quiet import silence_third_party
 
     silence_third_party()
     from benchmarks import figures as F

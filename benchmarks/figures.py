@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Optional
 
 from benchmarks.proctree import run_sampled
-from harness.suite import REFERENCE_PASSES
+from harness.run.suite import REFERENCE_PASSES
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-PASSGATE = [PY, "-m", "harness.cli"]
+PASSGATE = [PY, "-m", "harness.cli.main"]
 EDIT_LOOP_PASS = """\
 # A pass author's work in progress: the benchmark edits this file between reruns.
 from executorch.exir.dialects._ops import ops as exir_ops
@@ -117,8 +117,8 @@ VULKAN_QUANTIZED = ("vulkan.FoldQDQPass", "vulkan.FuseQuantizedOpsTransform")
 
 def _workloads(ctx: Context) -> list[dict]:
     """[{name, passes: [LoadedPass], specs: [CaseSpec], per_test_passes: int}]."""
-    from harness import sources
-    from harness.loading import load_pass
+    from harness.check.loading import load_pass
+    from harness.graphs import sources
 
     if ctx.tiny:
         return [{"name": "float_tiny", "passes": [load_pass(REFERENCE[2])], "specs": sources.select(["mlp"]),
@@ -136,8 +136,8 @@ def _workloads(ctx: Context) -> list[dict]:
 
 
 def _clear_process_memos() -> None:
-    from harness import runner
-    from harness.cases import clear_memo
+    from harness.check import runner
+    from harness.graphs.cases import clear_memo
 
     clear_memo()
     runner.clear_memos()
@@ -148,12 +148,12 @@ def _clear_process_memos() -> None:
 
 def throughput(ctx: Context) -> dict:
     """passgate (lower once, copy per check, isolated workers) vs the per-test style on the same pairs and checks."""
-    from harness import cache
-    from harness.cases import GraphCase, export_and_lower, load_case
-    from harness.runner import RunConfig, check_all, check_pass_on_case
+    from harness.check.runner import RunConfig, check_all, check_pass_on_case
+    from harness.graphs import cache
+    from harness.graphs.cases import GraphCase, export_and_lower, load_case
 
     config = RunConfig(seed=ctx.seed)
-    from harness.results import Level, ir_checks_at
+    from harness.core.results import Level, ir_checks_at
 
     must_checks = ir_checks_at(Level.MUST)
 
@@ -273,9 +273,9 @@ COST_NOTES = {
 
 def verification_cost(ctx: Context) -> dict:
     """Where the time of one pass x graph goes: copy, pass, each verifier, numerics (in-process, warm cache)."""
-    from harness import cache
-    from harness.cases import GraphCase, load_case
-    from harness.runner import RunConfig, check_all
+    from harness.check.runner import RunConfig, check_all
+    from harness.graphs import cache
+    from harness.graphs.cases import GraphCase, load_case
 
     wl = _workloads(ctx)[0]
     cache.configure(ctx.cache_dir)
@@ -368,7 +368,7 @@ def _body_seconds(report: Path) -> Optional[float]:
 
 def import_floor(ctx: Context) -> float:
     """Seconds a bare process needs to import torch, executorch.exir and passgate's CLI."""
-    t, _ = _timed([PY, "-c", "import harness.cli, torch, executorch.exir"], ctx.env())
+    t, _ = _timed([PY, "-c", "import harness.cli.main, torch, executorch.exir"], ctx.env())
     return t
 
 
@@ -595,7 +595,7 @@ def parallel(ctx: Context) -> dict:
 
 def memory(ctx: Context, parallel_figure: Optional[dict]) -> dict:
     """Peak RSS per process: the conformance workers (from the parallel run) and passgate check on every graph source."""
-    from harness import sources
+    from harness.graphs import sources
 
     graphs = ["mlp"] if ctx.tiny else ["builtin", "zoo", "quantized"]
     try:

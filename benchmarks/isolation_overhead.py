@@ -1,6 +1,6 @@
 """What running each pass x graph in a worker process costs, against running it in-process.
 
-``passgate check`` isolates by default (harness/isolation.py); this measures
+``passgate check`` isolates by default (harness/run/isolation.py); this measures
 the price on a fixed workload (the guide's reference passes on the builtin
 graphs, seed 0), side by side in one process, as a CLI run would pay it:
 the in-process memos (reference outputs, shared fingerprints) are cleared
@@ -32,12 +32,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args(argv)
 
-    from harness import runner
-    from harness.cases import load_case
-    from harness.loading import load_pass
-    from harness.quiet import silence_third_party
-    from harness.sources import select
-    from harness.suite import REFERENCE_PASSES
+    from harness.check import runner
+    from harness.check.loading import load_pass
+    from harness.core.quiet import silence_third_party
+    from harness.graphs.cases import load_case
+    from harness.graphs.sources import select
+    from harness.run.suite import REFERENCE_PASSES
 
     silence_third_party()
     passes = [load_pass(s) for s in REFERENCE_PASSES]

@@ -1,6 +1,6 @@
 """The conformance suite as a pytest plugin: one test item per unit x pass x check.
 
-The workload is a :class:`harness.plan.Plan` of a profile (``standard`` by
+The workload is a :class:`harness.run.plan.Plan` of a profile (``standard`` by
 default: every catalog on the built-in and quantized graphs, the backend
 pipelines verified after every pass, the partitioners, one case per Vulkan
 Q/DQ fusion recipe), plus the pass-writing guide's reference passes on the
@@ -45,7 +45,7 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    from harness.quiet import silence_third_party
+    from harness.core.quiet import silence_third_party
 
     silence_third_party()
     config._passgate_started = time.time()
@@ -54,7 +54,7 @@ def pytest_configure(config):
 def _plan(config):
     """The suite's plan, built once per process (collection in every xdist worker, the report on the controller)."""
     if not hasattr(config, "_passgate_plan"):
-        from harness import plan, suite
+        from harness.run import plan, suite
 
         config._passgate_plan = plan.build(config.getoption("--passgate-profile"), passes=suite.REFERENCE_PASSES)
     return config._passgate_plan
@@ -62,7 +62,7 @@ def _plan(config):
 
 def _baseline(config):
     if not hasattr(config, "_passgate_baseline"):
-        from harness import baseline as bl
+        from harness.report import baseline as bl
 
         path = config.getoption("--passgate-baseline")
         config._passgate_baseline = bl.Baseline() if path == "none" else bl.load(path)
@@ -71,7 +71,7 @@ def _baseline(config):
 
 def _known(config) -> dict:
     """(pass, graph, check) -> reason: the baseline's entries and the reference passes' known violations."""
-    from harness.suite import known_violations
+    from harness.run.suite import known_violations
 
     known = {e.key: e.reason + (f" ({e.upstream})" if e.upstream else "") for e in _baseline(config).entries}
     known.update(known_violations())
@@ -101,14 +101,14 @@ def _heaviest_kinds_first(units: list) -> list:
     end of a run is many short ones that the workers share evenly, instead of
     one worker finishing a 20 s partitioner unit while the other waits.
     """
-    from harness.plan import ENTRY, PARTITIONER, PASS, PIPELINE, VULKAN
+    from harness.run.plan import ENTRY, PARTITIONER, PASS, PIPELINE, VULKAN
 
     order = (PARTITIONER, VULKAN, PIPELINE, ENTRY, PASS)
     return sorted(units, key=lambda u: order.index(u.kind))  # stable: the plan's order within a kind
 
 
 def _batched(unit) -> bool:
-    from harness.plan import ENTRY, PASS
+    from harness.run.plan import ENTRY, PASS
 
     return unit.kind in (ENTRY, PASS)
 
@@ -154,10 +154,10 @@ def unit_results(config, unit) -> dict:
     one worker pool per pass instead of one per pass x graph.
     """
     if unit not in _UNITS:
-        from harness import isolation
-        from harness.cases import load_cases
-        from harness.plan import VULKAN
-        from harness.runner import RunConfig
+        from harness.check.runner import RunConfig
+        from harness.graphs.cases import load_cases
+        from harness.run import isolation
+        from harness.run.plan import VULKAN
 
         p = _plan(config)
         batch = [u for u in p.units() if _group(u) == _group(unit)] if _batched(unit) else [unit]
@@ -165,7 +165,7 @@ def unit_results(config, unit) -> dict:
         cases = dict(zip(graphs, load_cases([p.specs_by_name[g] for g in graphs])))
         got: dict = {u: {} for u in batch}
         by_graph = {u.graph: u for u in batch}
-        # Catalog entries run in forked workers (harness/isolation.py): a pass that segfaults or hangs
+        # Catalog entries run in forked workers (harness/run/isolation.py): a pass that segfaults or hangs
         # in native code fails its own items with the signal instead of taking the xdist worker down.
         p.run(batch, cases, RunConfig(isolate=isolation.available()),
               lambda graph, _name, rs: got[by_graph[graph]].update({(r.pass_name, r.check): r for r in rs}))
@@ -189,11 +189,11 @@ def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if hasattr(config, "workerinput") or not _controller_results:
         return  # workers send their results to the controller; it writes the report
-    from harness import baseline as bl
-    from harness import report_json
-    from harness.results import CheckResult
-    from harness.session import Session
-    from harness.suite import SUITE_VERSION
+    from harness.core.results import CheckResult
+    from harness.report import baseline as bl
+    from harness.report import results_json as report_json
+    from harness.run.session import Session
+    from harness.run.suite import SUITE_VERSION
 
     p = _plan(config)
     results = sorted((CheckResult.from_json(d) for d in _controller_results),
@@ -222,7 +222,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     g = getattr(config, "_passgate_gate", None)
     if g is None:
         return
-    from harness import baseline as bl
+    from harness.report import baseline as bl
 
     for line in bl.render(g).splitlines()[:40]:
         terminalreporter.write_line(line)

@@ -10,7 +10,7 @@ from conformance.conftest import unit_results
 
 
 def test_check(conformance_item, request):
-    from harness.results import Status
+    from harness.core.results import Status
 
     unit, pass_name, check = conformance_item
     result = unit_results(request.config, unit).get((pass_name, check))

@@ -50,9 +50,9 @@ class PassgateFixture:
             semantics: Optional[str] = None, checks: Optional[Iterable[str]] = None, timeout: float = 60.0,
             seed: int = 0, name: Optional[str] = None) -> list:
         """Every IR check of ``pass_obj`` on ``graphs``; returns the CheckResults without failing."""
-        from harness.errors import UsageError
-        from harness.library import check_pass
-        from harness.quiet import silence_third_party
+        from harness.core.errors import UsageError
+        from harness.core.quiet import silence_third_party
+        from harness.run.library import check_pass
 
         silence_third_party()
         try:
@@ -67,7 +67,7 @@ class PassgateFixture:
 
     def check(self, pass_obj, graphs: Optional[Iterable[str]] = None, **kwargs) -> list:
         """Like :meth:`run`, but fails the test with the report's message on any violation."""
-        from harness.library import violation_message
+        from harness.run.library import violation_message
 
         results = self.run(pass_obj, graphs, **kwargs)
         if self.violations(results):

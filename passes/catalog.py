@@ -36,7 +36,7 @@ import pkgutil
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional
 
-from harness.errors import UsageError
+from harness.core.errors import UsageError
 
 CATALOG_STAGES = ("export", "edge", "quantized-edge")
 ENTRY_POINT_GROUP = "passgate.catalogs"
@@ -136,7 +136,7 @@ class EntryFactory:
     build: Build
 
     def __call__(self, ep):
-        from harness import pipeline
+        from harness.pipelines import pipeline
 
         target = resolve(self.spec)
         b = replace(self.build, args=tuple(_arg(a) for a in self.build.args))
@@ -155,7 +155,7 @@ class EntryFactory:
         elif b.how == "graph_and_program":
             p = pipeline.GraphFunctionPass(target, (ep, *b.args), b.kwargs)
         else:
-            from harness.loading import instantiate
+            from harness.check.loading import instantiate
 
             p = instantiate(target, ep) if inspect.isclass(target) else target
         if not b.after:
@@ -228,7 +228,7 @@ class CatalogEntry:
 
     def loaded(self):
         """A LoadedPass that builds this entry's pass afresh for every run."""
-        from harness.loading import LoadedPass
+        from harness.check.loading import LoadedPass
 
         return LoadedPass(spec=self.spec, name=self.name, obj=EntryFactory(self.spec, self.build), kind="factory",
                           semantics=self.semantics, stage=self.runner_stage)

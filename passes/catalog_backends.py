@@ -18,7 +18,7 @@ from passes.catalog import Build, Catalog, Lazy, entry, known
 
 B = "executorch.backends"
 PROG = Build("program")
-SPEC_PROP = "harness.pipeline:SpecPropWithPlaceholders"
+SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
 _MUTATES = ("mutates the graph module it is handed, then returns the copy ExportPass.call retraces: the "
             "caller's program changes too")
 

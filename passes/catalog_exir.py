@@ -13,7 +13,7 @@ from passes.catalog import Build, Catalog, entry, known
 
 C = "exir"
 P = "executorch.exir.passes"
-SPEC_PROP = "harness.pipeline:SpecPropWithPlaceholders"
+SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
 TO_OUT = f"{P}:ToOutVarPass"
 
 _PROGRAM_FN = Build("program_function")

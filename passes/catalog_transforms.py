@@ -2,7 +2,7 @@
 
 Most are layout and view/permute clean-ups that backends run on their
 delegated subgraph; several are also run by the Vulkan and XNNPACK
-preprocessing (see :mod:`harness.pipelines_builtin`). Passes that take an
+preprocessing (see :mod:`passes.pipelines`). Passes that take an
 optional ExportedProgram get it (``Build("program")``), as their backends
 construct them.
 """

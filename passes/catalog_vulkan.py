@@ -18,7 +18,7 @@ from passes.catalog import Build, Catalog, entry, known
 
 C = "vulkan"
 P = "executorch.backends.vulkan._passes"
-SPEC_PROP = "harness.pipeline:SpecPropWithPlaceholders"
+SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
 _ET_VK = ("emits et_vk custom ops; VulkanBackend.preprocess verifies its passes with an 'any op' verifier "
           "(vulkan_preprocess._any_op), the edge verifier rejects them")
 

@@ -204,7 +204,7 @@ def _fake_value(node: torch.fx.Node):
 
 def passgate_ir_check(graph_module: torch.fx.GraphModule) -> None:
     """A check for ``PassManager.add_checks``: passgate's structural IR checks, raising on violation."""
-    from harness.library import assert_ir_spec
+    from harness.run.library import assert_ir_spec
 
     assert_ir_spec(graph_module)
 

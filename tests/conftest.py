@@ -15,8 +15,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # broken_passes and other test helpers
 @pytest.fixture(scope="session", autouse=True)
 def passgate_cache(tmp_path_factory) -> Path:
     """A cache folder every worker and subprocess of this run shares (lower once per run)."""
-    from harness import cache
-    from harness.quiet import silence_third_party
+    from harness.core.quiet import silence_third_party
+    from harness.graphs import cache
 
     silence_third_party()
     root = os.environ.get("PASSGATE_CACHE_DIR")
@@ -29,12 +29,12 @@ def passgate_cache(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def builtin_cases(passgate_cache) -> dict:
     from fixtures.builtin import BUILTIN_SPECS
-    from harness.cases import load_case
+    from harness.graphs.cases import load_case
 
     return {spec.name: load_case(spec) for spec in BUILTIN_SPECS}
 
 
 def failing_ids(results) -> set:
-    from harness.results import Status
+    from harness.core.results import Status
 
     return {r.check for r in results if r.status in (Status.FAIL, Status.ERROR)}

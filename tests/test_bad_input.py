@@ -1,6 +1,6 @@
 """Bad input: one line on stderr naming the problem, exit status 2, no traceback (DESIGN.md).
 
-Most cases call ``harness.cli.main`` in-process (fast); a few run the real
+Most cases call ``harness.cli.main.main`` in-process (fast); a few run the real
 `passgate` console script, to show what a user sees from the entry point.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from run_helpers import DATA, EXE, load
 
-from harness.cases import clear_memo
-from harness.cli import main
+from harness.cli.main import main
+from harness.graphs.cases import clear_memo
 
 RELU = "passes.reference:ReplaceInPlaceReluWithOutOfPlaceReluPass"
 USER = f"{DATA}/user_passes.py"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import baseline as bl
-from harness.cli import main
-from harness.errors import UsageError
-from harness.results import Status, result
+from harness.cli.main import main
+from harness.core.errors import UsageError
+from harness.core.results import Status, result
+from harness.report import baseline as bl
 
 TESTS = Path(__file__).parent
 

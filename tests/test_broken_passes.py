@@ -6,9 +6,9 @@ import broken_passes
 import pytest
 from conftest import failing_ids
 
-from harness.loading import from_object
-from harness.results import CHECKS, Level, Status
-from harness.runner import check_pass_on_case
+from harness.check.loading import from_object
+from harness.check.runner import check_pass_on_case
+from harness.core.results import CHECKS, Level, Status
 
 
 def _flagged_graphs(pass_cls, builtin_cases):

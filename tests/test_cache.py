@@ -7,8 +7,8 @@ import time
 import pytest
 
 from fixtures.builtin import BUILTIN_SPECS
-from harness import cache as cache_mod
-from harness.cases import clear_memo, load_case
+from harness.graphs import cache as cache_mod
+from harness.graphs.cases import clear_memo, load_case
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def test_a_case_another_process_is_lowering_is_taken_last(fresh_cache):
     second process would."""
     import threading
 
-    from harness.cases import load_cases
+    from harness.graphs.cases import load_cases
 
     first, second = BUILTIN_SPECS[0], BUILTIN_SPECS[1]
     order: list = []

@@ -7,7 +7,7 @@ from importlib.metadata import entry_points
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from passes import catalog
 
 CORE = ("exir", "transforms", "vulkan", "xnnpack")

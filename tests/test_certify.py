@@ -11,8 +11,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from harness import certify, suite
-from harness.cli import main
+from harness.cli.main import main
+from harness.report import certify
+from harness.run import suite
 
 
 def _keypair(folder: Path, name: str) -> tuple[Path, Path]:

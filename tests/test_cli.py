@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from harness.cli import main
+from harness.cli.main import main
 
 RELU = "passes.reference:ReplaceInPlaceReluWithOutOfPlaceReluPass"
 

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from harness import cli
-from harness.generate import draw_program, random_specs
-from harness.sources import DEFAULT_RANDOM_COUNT
+from harness.cli.main import main as cli
+from harness.graphs.random.generate import draw_program, random_specs
+from harness.graphs.sources import DEFAULT_RANDOM_COUNT
 
 SEED = 0  # the default seed: test_shrink's CLI run lowers the same graphs into the shared cache
 SAMPLE = 12  # the first 12 of the default 25 random graphs (graph i does not depend on the count)
@@ -18,7 +18,7 @@ SAMPLE = 12  # the first 12 of the default 25 random graphs (graph i does not de
 @pytest.fixture(scope="module")
 def default_cases(passgate_cache):
     """The first default random graphs (seed 0), lowered through the shared cache; failures kept."""
-    from harness.cases import load_case
+    from harness.graphs.cases import load_case
 
     cases, failed = {}, {}
     assert SAMPLE <= DEFAULT_RANDOM_COUNT
@@ -45,7 +45,7 @@ def test_same_seed_same_graphs_in_another_process_with_other_imports():
     import subprocess
     import sys
 
-    code = ("from harness.generate import random_specs; "
+    code = ("from harness.graphs.random.generate import random_specs; "
             "print('\\n---\\n'.join(s.definition for s in random_specs(4, 2)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
     assert out.returncode == 0, out.stderr[-1000:]
@@ -98,7 +98,7 @@ def test_vocabulary_reaches_every_category_of_the_issue():
 
 
 def test_default_graphs_lower_and_cover_50_ops(default_cases):
-    from harness.coverage import case_ops
+    from harness.graphs.op_coverage import case_ops
 
     cases, failed = default_cases
     share = len(cases) / (len(cases) + len(failed))
@@ -118,8 +118,8 @@ def test_identity_export_pass_is_never_flagged(default_cases):
     """No false positives: ExportPass at both stages passes every must check on the random graphs."""
     from executorch.exir.pass_base import ExportPass
 
-    from harness.loading import from_object
-    from harness.runner import check_pass_on_case
+    from harness.check.loading import from_object
+    from harness.check.runner import check_pass_on_case
 
     cases, _ = default_cases
     chosen = list(cases.values())[:6]

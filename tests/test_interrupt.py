@@ -14,7 +14,7 @@ import signal
 
 from run_helpers import BAD, files_under, load, pairs, start, strip_timings, wait_for
 
-from harness.cli import main
+from harness.cli.main import main
 
 GRAPHS = ["mlp", "conv_bn_relu", "residual_block"]
 

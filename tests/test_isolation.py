@@ -1,7 +1,7 @@
 """Isolation: passes that raise, hang, abort, segfault or exit are verdicts, and the run goes on.
 
 The misbehaving passes live in ``tests/data/misbehaving_passes.py``; each
-pair runs in a forked worker (harness/isolation.py), so the worst a pass can
+pair runs in a forked worker (harness/run/isolation.py), so the worst a pass can
 do is lose its own pair.
 """
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.loading import load_pass
-from harness.results import Status
-from harness.runner import RunConfig, check_all
+from harness.check.loading import load_pass
+from harness.check.runner import RunConfig, check_all
+from harness.core.results import Status
 
 DATA = Path(__file__).resolve().parent / "data"
 BAD = f"{DATA}/misbehaving_passes.py"
@@ -93,7 +93,7 @@ def test_isolated_verdicts_and_messages_equal_in_process(builtin_cases):
 
 def test_check_isolates_by_default_and_no_isolation_runs_in_process(tmp_path, capsys):
     """`passgate check` survives os.abort(); --no-isolation is the in-process mode for a debugger."""
-    from harness.cli import main
+    from harness.cli.main import main
 
     status = main(["check", "--pass", f"{BAD}:aborts", "--pass", f"{BAD}:identity", "--graphs", "mlp",
                    "--report", str(tmp_path), "-q"])
@@ -118,7 +118,7 @@ def test_check_isolates_by_default_and_no_isolation_runs_in_process(tmp_path, ca
 
 def test_worker_memos_reach_the_parent(builtin_cases):
     """Reference outputs a worker computed are kept, so the next worker forked does not redo them."""
-    from harness import runner
+    from harness.check import runner
 
     case = builtin_cases["conv_bn_relu"]
     for table in (runner._REFERENCES, runner._SHARED_FPS):

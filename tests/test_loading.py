@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import failing_ids
 
-from harness.errors import UsageError
-from harness.loading import load_pass
-from harness.runner import check_pass_on_case
+from harness.check.loading import load_pass
+from harness.check.runner import check_pass_on_case
+from harness.core.errors import UsageError
 
 DATA = Path(__file__).parent / "data"
 FILE = DATA / "user_passes.py"

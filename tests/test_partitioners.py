@@ -7,8 +7,9 @@ from executorch.exir.dialects._ops import ops as exir_ops
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 from torch.fx.passes.operator_support import OperatorSupportBase
 
-from harness import verifiers
-from harness.partitioners import (
+from harness.check import verifiers
+from harness.core.results import Status
+from harness.pipelines.partitioners import (
     PARTITIONERS,
     BackendPartitioner,
     check_backend_partitioner,
@@ -17,7 +18,6 @@ from harness.partitioners import (
     delegate_call_only,
     judge_partitions,
 )
-from harness.results import Status
 
 EDGE = exir_ops.edge.aten
 

@@ -12,10 +12,10 @@ from executorch.exir.passes.cse_pass import CSEPass
 from executorch.exir.passes.remove_noop_pass import RemoveNoopPass
 from executorch.exir.passes.scalar_to_tensor_pass import ScalarToTensorPass
 
-from harness.bisect import bisect
-from harness.cli import main
-from harness.pipeline import Pipeline, pipeline_of, resolve_pipeline, verify_each
-from harness.results import Status
+from harness.cli.main import main
+from harness.core.results import Status
+from harness.pipelines.pipeline import Pipeline, pipeline_of, resolve_pipeline, verify_each
+from harness.reduce.bisect import bisect
 
 BROKEN_IN_THE_MIDDLE = [RemoveNoopPass, CSEPass, broken_passes.RetargetAddToSub, ScalarToTensorPass,
                         dead_code_elimination_pass, RemoveNoopPass]

@@ -6,12 +6,12 @@ import os
 import subprocess
 import sys
 
-from harness import plan
+from harness.run import plan
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _ITEMS_SCRIPT = """
-from harness import plan
+from harness.run import plan
 p = plan.build("standard", passes=("passes.reference:ReplaceAddPass",))
 for u in p.units():
     for name, check in p.items(u):
@@ -45,7 +45,7 @@ def test_narrowed_plan_drops_pipelines_partitioners_and_vulkan():
 
 def test_run_judges_every_item_it_announces(builtin_cases):
     """Each (pass, check) a unit announces comes back from running it, and nothing else does."""
-    from harness.runner import RunConfig
+    from harness.check.runner import RunConfig
 
     p = plan.build("standard", catalogs=["exir"], only=["exir.RemoveNoopPass"], graphs=["mlp"],
                    pipelines=["xnnpack"])

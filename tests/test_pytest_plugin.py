@@ -11,8 +11,8 @@ import pytest
 from executorch.exir.pass_manager import PassManager
 from torch.fx.passes.infra.pass_manager import PassManager as FxPassManager
 
-from harness.library import IRSpecCheck, IRSpecViolation
 from harness.pytest_plugin import PassgateFixture
+from harness.run.library import IRSpecCheck, IRSpecViolation
 from passes.reference import RemoveDetachPass, ReplaceInPlaceReluWithOutOfPlaceReluPass
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from conftest import failing_ids
 
-from harness.loading import load_pass
-from harness.results import Status
-from harness.runner import check_pass_on_case
+from harness.check.loading import load_pass
+from harness.check.runner import check_pass_on_case
+from harness.core.results import Status
 
 CLEAN = [
     "ReplaceInPlaceReluWithOutOfPlaceReluPass",
@@ -52,7 +52,7 @@ def test_passbase_requires_makes_graphs_without_add_not_applicable(builtin_cases
 
 
 def test_failing_ensures_is_a_violation(builtin_cases):
-    from harness.loading import from_object
+    from harness.check.loading import from_object
     from passes.reference import ReplaceAddPass
 
     class ForgetsSomeAdds(ReplaceAddPass):

@@ -13,8 +13,10 @@ import jsonschema
 import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
-from harness import report_html, report_markdown, reports
-from harness.cli import main
+from harness.cli.main import main
+from harness.report import report_html
+from harness.report import summary_md as report_markdown
+from harness.report import view as reports
 
 SUB = "passes.reference:replace_add_mul_with_sub"  # fails meta_* on inplace_views, as the guide warns
 SUB_NAME = "replace_add_mul_with_sub"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-EXE = [sys.executable, "-m", "harness.cli"]
+EXE = [sys.executable, "-m", "harness.cli.main"]
 GOOD = """\
 from executorch.exir.pass_base import ExportPass
 
@@ -93,7 +93,7 @@ def test_check_through_server_matches_a_local_run(served, tmp_path):
 
 
 def test_opt_outs(monkeypatch):
-    from harness import serve_client as server
+    from harness.serve import client as server
 
     monkeypatch.delenv("PASSGATE_NO_SERVER", raising=False)
     assert server.wanted(["check", "--pass", "x:y"])
@@ -125,7 +125,7 @@ def test_socket_is_private(served):
 
 
 def test_stale_socket_falls_back_silently(passgate_cache, tmp_path, tmp_path_factory):
-    from harness import serve_client as server
+    from harness.serve import client as server
 
     runtime = tmp_path_factory.mktemp("xdg")  # short: a socket path must fit in 108 bytes
     runtime.chmod(0o700)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import sharding
-from harness.cli import main
+from harness.cli.main import main
+from harness.run import sharding
 
 SUB = "passes.reference:replace_add_mul_with_sub"
 DETACH = "passes.reference:RemoveDetachPass"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from run_helpers import EXE
 
-from harness.program import Program
+from harness.graphs.random.program import Program
 
 ROOT = Path(__file__).resolve().parent.parent
 ODD = "tests/broken_passes.py:OddLastDimAdd"
@@ -77,7 +77,7 @@ def test_odd_last_dim_bug_is_found_shrunk_and_reproduced(tmp_path, passgate_cach
 
 
 def _program() -> Program:
-    from harness.generate import draw_program
+    from harness.graphs.random.generate import draw_program
 
     return next(p for p in (draw_program(0, i) for i in range(40)) if p.size >= 6 and len(p.outputs) >= 2)
 
@@ -106,10 +106,10 @@ def test_graph_level_program_lowers_to_the_same_ops(passgate_cache):
     """The lowered graph rewritten as one ATen call per node exports and lowers to the same ops."""
     from collections import Counter
 
-    from harness.cases import export_and_lower, load_case
-    from harness.coverage import program_ops
-    from harness.generate import random_specs, spec_of
-    from harness.graph_program import from_graph
+    from harness.graphs.cases import export_and_lower, load_case
+    from harness.graphs.op_coverage import program_ops
+    from harness.graphs.random.from_graph import from_graph
+    from harness.graphs.random.generate import random_specs, spec_of
 
     spec = random_specs(3, 0)[2]
     case = load_case(spec)
@@ -126,11 +126,11 @@ def test_shrink_keeps_the_same_check_id(passgate_cache):
     """Shrinking a numerics failure never settles for a graph that fails some other check instead."""
     import broken_passes
 
-    from harness.cases import load_case
-    from harness.generate import program_of, random_specs
-    from harness.loading import from_object
-    from harness.runner import RunConfig, check_pass_on_case
-    from harness.shrink import shrink
+    from harness.check.loading import from_object
+    from harness.check.runner import RunConfig, check_pass_on_case
+    from harness.graphs.cases import load_case
+    from harness.graphs.random.generate import program_of, random_specs
+    from harness.reduce.shrink import shrink
 
     loaded = from_object(broken_passes.OddLastDimAdd)
     for spec in random_specs(25, 0):

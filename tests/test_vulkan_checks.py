@@ -13,8 +13,8 @@ import pytest
 import torch
 from executorch.backends.vulkan._passes.fuse_patterns import FusePatternsPass
 
-from harness.loading import from_object
-from harness.results import Status
+from harness.check.loading import from_object
+from harness.core.results import Status
 from vulkan import fusion, recipes, suite, table
 from vulkan.catalog import BY_NAME
 from vulkan.recipes import FUSE_PATTERNS, PREPROCESS

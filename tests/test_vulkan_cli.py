@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture()
 def main():
-    from harness import cli
+    from harness.cli.main import main as cli
 
     return cli.main
 

@@ -136,7 +136,7 @@ def test_executorch_vulkan_executor_says_why_it_is_unavailable():
 
 
 def test_vendor_executor_spec_is_loaded_from_a_file(tmp_path):
-    from harness.errors import UsageError
+    from harness.core.errors import UsageError
     from vulkan.executors import load_executor
 
     f = tmp_path / "vendor_exec.py"

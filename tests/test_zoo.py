@@ -20,8 +20,8 @@ from torch.utils import _pytree as pytree
 
 from fixtures.builtin import BUILTIN_SPECS
 from fixtures.zoo import EXCLUDED, QUANTIZED_SPECS, ZOO_SPECS
-from harness.cases import load_case
-from harness.numerics import tolerance
+from harness.check.numerics import tolerance
+from harness.graphs.cases import load_case
 
 ALL = ZOO_SPECS + QUANTIZED_SPECS
 
@@ -155,8 +155,8 @@ def _identity_params():
 def test_identity_export_pass_passes_every_check(spec):
     from executorch.exir.pass_base import ExportPass
 
-    from harness.loading import from_object
-    from harness.runner import check_pass_on_case
+    from harness.check.loading import from_object
+    from harness.check.runner import check_pass_on_case
 
     results = check_pass_on_case(from_object(ExportPass, name="identity"), load_case(spec))
     violations = [f"{r.check}: {r.message}" for r in results if r.is_violation(strict=True)]

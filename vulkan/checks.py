@@ -1,6 +1,6 @@
 """The Vulkan checks of DESIGN.md: fusion_expected, fused_vs_qdq, fused_vs_float, device_vs_reference.
 
-Each returns a :class:`harness.results.CheckResult` for (fusion, case). The
+Each returns a :class:`harness.core.results.CheckResult` for (fusion, case). The
 truth is the un-fused Q/DQ program and the float eager model, never the
 ``et_vk`` CPU implementations: those only *run* the fused program (the
 ``reference`` executor), and when a comparison fails :mod:`vulkan.diagnose`
@@ -15,7 +15,7 @@ from collections import Counter
 import torch
 import torch.fx
 
-from harness.results import CheckResult, Status, result
+from harness.core.results import CheckResult, Status, result
 from vulkan import tolerance
 from vulkan.context import CaseContext
 

@@ -1,6 +1,6 @@
 """``passgate vulkan``: Vulkan Q/DQ fusion conformance from the command line.
 
-Registered in ``harness/cli.py`` as ``COMMANDS["vulkan"] = "vulkan.cli"``
+Registered in ``harness/cli/main.py`` as ``COMMANDS["vulkan"] = "vulkan.cli"``
 (``add_parser(subparsers)`` / ``run(args) -> int``, torch imported only in
 ``run`` so ``passgate --help`` stays fast).
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import time
 
-from harness.cmd_check import positive_int
+from harness.cli.check import positive_int
 
 DEFAULT_REPORT_DIR = "reports/generated/vulkan"
 MODES = ("vulkan-preprocess", "fuse-patterns")
@@ -58,7 +58,7 @@ def _fusions(args) -> list:
     from vulkan import fusion
 
     if args.fusion_pass:
-        from harness.loading import load_pass
+        from harness.check.loading import load_pass
 
         loaded = load_pass(args.fusion_pass)
         mode = args.mode if args.mode in MODES else None
@@ -68,8 +68,8 @@ def _fusions(args) -> list:
 
 
 def run(args) -> int:
-    from harness.errors import UsageError
-    from harness.report_json import ensure_writable
+    from harness.core.errors import UsageError
+    from harness.report.results_json import ensure_writable
 
     if args.list:
         from vulkan import catalog
@@ -88,7 +88,7 @@ def run(args) -> int:
     device = load_executor(args.executor) if args.executor else None
     if device is not None and not getattr(device, "is_device", True):
         device = None  # "reference" is what fused_vs_qdq already runs
-    from harness import cache
+    from harness.graphs import cache
 
     cache.configure(args.cache_dir, disabled=args.no_cache)
     started = time.time()
@@ -123,8 +123,8 @@ def run(args) -> int:
 def _write(report_dir, args, fusions, device, results, records, rows, started, status) -> None:
     import json
 
-    from harness import report_json
-    from harness.cache import atomic_write_bytes
+    from harness.graphs.cache import atomic_write_bytes
+    from harness.report import results_json as report_json
     from vulkan import table
 
     configuration = {

@@ -36,7 +36,7 @@ class Outputs:
 @dataclass
 class CaseContext:
     vcase: VulkanCase
-    qdq_case: Any  # harness.cases.GraphCase of the Q/DQ program
+    qdq_case: Any  # harness.graphs.cases.GraphCase of the Q/DQ program
     fusion_name: str
     run: FusionRun
     reference: Any  # the CPU reference executor
@@ -118,7 +118,7 @@ class CaseContext:
     @cached_property
     def sqnr_sets(self) -> dict:
         """SQNR (dB) of fused and Q/DQ outputs against the float model on a typical and a saturating input set."""
-        from harness.execution import execute
+        from harness.check.execution import execute
 
         started = time.perf_counter()
         per_draw = max(1, sum(t.numel() for t in self.probes[0].outputs))

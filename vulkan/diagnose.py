@@ -154,7 +154,7 @@ HYPOTHESES = {
 
 
 def _matches_changed(ctx: CaseContext, changed) -> bool:
-    from harness.execution import execute
+    from harness.check.execution import execute
 
     ok = True
     for i in _draw_indices(ctx):
@@ -192,7 +192,7 @@ def _weight_scale_factor(ctx: CaseContext) -> Optional[float]:
     output (a real run of the changed program), away from clipped elements;
     the caller verifies the estimate by running the changed program.
     """
-    from harness.execution import execute
+    from harness.check.execution import execute
 
     probe_ep = _qdq_with(ctx, "weight_scales", 1.1)
     if probe_ep is None:

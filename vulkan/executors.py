@@ -60,7 +60,7 @@ class ReferenceExecutor:
     def run(self, subject: Subject, inputs: tuple) -> list:
         import executorch.backends.vulkan.custom_ops_lib  # noqa: F401 - the et_vk CPU implementations
 
-        from harness.execution import execute
+        from harness.check.execution import execute
 
         if subject.fused is None:
             raise ExecutorError("there is no fused program (the fusion raised)")
@@ -123,13 +123,13 @@ BUILTIN = {"reference": ReferenceExecutor, "executorch-vulkan": ExecutorchVulkan
 
 def load_executor(spec: Optional[str]) -> Any:
     """``reference`` (default), ``executorch-vulkan``, or a vendor's ``module:Name`` / ``file.py:Name``."""
-    from harness.errors import UsageError
+    from harness.core.errors import UsageError
 
     if not spec or spec in BUILTIN:
         return BUILTIN[spec or "reference"]()
     import inspect
 
-    from harness import loading  # same module/file resolution as --pass
+    from harness.check import loading  # same module/file resolution as --pass
 
     location, sep, attr = spec.rpartition(":")
     if not sep or not location or not attr:

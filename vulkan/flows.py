@@ -2,7 +2,7 @@
 
 A flow takes a float ``nn.Module`` and sample inputs and returns the
 ``torch.export`` program of the quantized model (before ``to_edge``), which
-is what a :class:`harness.cases.ModelInputs` may carry. Flows are the ones
+is what a :class:`harness.graphs.cases.ModelInputs` may carry. Flows are the ones
 users run:
 
 - PT2E: ``export -> prepare_pt2e -> calibrate -> convert_pt2e -> export``

@@ -44,7 +44,7 @@ class FusionRun:
     error: str = ""
     traceback: str = ""
     from_cache: bool = False
-    # Which metadata keys each call_function node carried when handed over (harness.metadata.snapshot):
+    # Which metadata keys each call_function node carried when handed over (harness.check.metadata.snapshot):
     # the "before" side of the meta_* checks.
     before_meta: dict = field(default_factory=dict)
 
@@ -121,7 +121,7 @@ def apply_one(program, p):
 def _timed(mode: str, fn, ep, timeout: Optional[float]) -> FusionRun:
     import logging
 
-    from harness.invoke import PassTimeout, deadline
+    from harness.check.invoke import PassTimeout, deadline
 
     # A fused op whose CPU implementation cannot run on fake tensors makes the
     # pass's re-trace fail; torch logs the whole traceback at ERROR before
@@ -225,7 +225,7 @@ class UserFusion(Fusion):
             if _takes_program(obj):
                 out = obj(ep)
             else:
-                from harness.invoke import _as_graph_module, _fold_back
+                from harness.check.invoke import _as_graph_module, _fold_back
 
                 gm = _as_graph_module(obj(ep.graph_module), ep.graph_module)
                 out, _ = _fold_back(ep, gm)
@@ -252,11 +252,11 @@ def _takes_program(fn) -> bool:
 def fuse(fusion: Fusion, vcase, qdq_case, timeout: Optional[float] = 120.0, use_cache: bool = True) -> FusionRun:
     """Run ``fusion`` on a private copy of the case's Q/DQ edge program, cached for built-ins.
 
-    The copy is seeded with synthetic metadata first (``harness.metadata``,
+    The copy is seeded with synthetic metadata first (``harness.check.metadata``,
     as the core runner does), so the meta checks hold fused nodes to the
     same bar as the nodes they replace.
     """
-    from harness.metadata import seed_metadata, snapshot
+    from harness.check.metadata import seed_metadata, snapshot
     from vulkan import lowering
 
     handed = qdq_case.program("edge")

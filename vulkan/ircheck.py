@@ -1,8 +1,8 @@
 """The core IR checks, applied to the fused program of a Vulkan case.
 
-They are the lead's (``harness.verifiers`` / ``harness.metadata``), called
+They are the lead's (``harness.check.verifiers`` / ``harness.check.metadata``), called
 on the program the fusion returned rather than through
-``harness.runner.check_pass_on_case``: that would run the 3-4 s fusion again
+``harness.check.runner.check_pass_on_case``: that would run the 3-4 s fusion again
 (and twice more for ``idempotent`` / ``deterministic``), while the fused
 program is already at hand (and cached). The handed copy was seeded with
 synthetic metadata before fusing (:func:`vulkan.fusion.fuse`), so a fused
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 
-from harness.results import CheckResult, Status, result
+from harness.core.results import CheckResult, Status, result
 
 IR_CHECKS_ON_FUSED = ("no_call_module", "graph_lint", "meta_val", "val_matches_execution", "meta_stack_trace",
                       "meta_nn_module_stack", "meta_debug_handle")
@@ -27,9 +27,9 @@ IR_CHECKS_ON_FUSED = ("no_call_module", "graph_lint", "meta_val", "val_matches_e
 
 def ir_checks(ctx, wanted=IR_CHECKS_ON_FUSED) -> list[CheckResult]:
     """The IR checks of DESIGN.md on ``ctx.run.program`` (a :class:`vulkan.context.CaseContext`)."""
-    from harness import verifiers
-    from harness.execution import execute
-    from harness.metadata import META_CHECKS
+    from harness.check import verifiers
+    from harness.check.execution import execute
+    from harness.check.metadata import META_CHECKS
 
     out = []
     wanted = [c for c in wanted if c in IR_CHECKS_ON_FUSED]

@@ -1,12 +1,12 @@
 """Lowering Vulkan cases, and caching both the Q/DQ program and the fused one.
 
-Why not :func:`harness.cases.load_case`: a Vulkan case must be edge-lowered
+Why not :func:`harness.graphs.cases.load_case`: a Vulkan case must be edge-lowered
 the way ``to_edge_transform_and_lower(..., partitioner=[VulkanPartitioner()])``
 lowers it, i.e. with the partitioner's ``ops_to_not_decompose`` preserved
 (``aten.pixel_shuffle`` above all: the ``q8ta_pixel_shuffle`` pattern only
-exists if it survives ``to_edge``). ``harness.cases`` lowers with a plain
+exists if it survives ``to_edge``). ``harness.graphs.cases`` lowers with a plain
 ``EdgeCompileConfig``, so this module does the same job with that config and
-stores the result through the same :class:`harness.cache.CaseCache`.
+stores the result through the same :class:`harness.graphs.cache.CaseCache`.
 
 What is cached is the quantized *exported* program (quantizing is the slow
 step, up to ~3 s); ``to_edge`` is re-run from it on every load (0.3-0.7 s).
@@ -33,8 +33,8 @@ import time
 from dataclasses import replace
 from typing import Optional
 
-from harness.cache import atomic_write_bytes, default_cache, roundtrip
-from harness.cases import CaseSpec, GraphCase
+from harness.graphs.cache import atomic_write_bytes, default_cache, roundtrip
+from harness.graphs.cases import CaseSpec, GraphCase
 
 LOWERING_DEFINITION = "exported cached; to_edge(EdgeCompileConfig(_check_ir_validity=False, preserve_ops=VulkanPartitioner ops_not_to_decompose)) v2"
 

@@ -4,7 +4,7 @@ A :class:`Recipe` names the module family (built from a shape and a seed),
 the quantization flow that turns it into the Q/DQ pattern, the fused op(s)
 expected, and what the fusion must absorb. :func:`cases` draws shapes with
 hypothesis and turns each into a :class:`VulkanCase` whose ``spec`` is an
-ordinary :class:`harness.cases.CaseSpec`, so quantized programs are cached
+ordinary :class:`harness.graphs.cases.CaseSpec`, so quantized programs are cached
 on disk like every other graph case (quantizing takes up to ~3 s, lowering
 ~0.7 s). The catalog of recipes lives in :mod:`vulkan.catalog`.
 
@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 import torch
 
-from harness.cases import CaseSpec, ModelInputs, definition_of
+from harness.graphs.cases import CaseSpec, ModelInputs, definition_of
 from vulkan import models
 from vulkan.shapes import draw, shape_id
 

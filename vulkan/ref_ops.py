@@ -205,7 +205,7 @@ def positional(target, args, kwargs) -> list:
 
 def run_with_reading(ep, inputs: tuple, op: str, variant: str) -> list:
     """Run the fused program with every ``et_vk.<op>`` node computed by our reading ``variant``."""
-    from harness.execution import flat_args
+    from harness.check.execution import flat_args
     from vulkan.tolerance import op_short
 
     fn = reader(op)

@@ -1,7 +1,7 @@
 """Running the Vulkan conformance: recipes -> cases -> fusion -> checks -> results and per-case records.
 
 :func:`run` is what ``passgate vulkan`` and the tests call. It returns
-:class:`harness.results.CheckResult` objects (so the lead's reports include
+:class:`harness.core.results.CheckResult` objects (so the lead's reports include
 them) plus one :class:`CaseRecord` per (fusion, case) with the figures the
 per-op table needs (:mod:`vulkan.table`).
 """
@@ -12,7 +12,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Optional
 
-from harness.results import CheckResult, Status, result
+from harness.core.results import CheckResult, Status, result
 from vulkan import catalog, checks, fusion, lowering, recipes
 from vulkan.context import CaseContext
 from vulkan.executors import ReferenceExecutor

@@ -157,7 +157,7 @@ class _ProbeInterpreter(torch.fx.Interpreter):
 
 def probe(ep, inputs: tuple) -> Probe:
     """Run the Q/DQ program once, noting each output's LSB and the anchor's propagated LSBs."""
-    from harness.execution import flat_args
+    from harness.check.execution import flat_args
 
     gm = ep.graph_module
     interp = _ProbeInterpreter(gm)

@@ -1,0 +1,189 @@
+"""Running one pass on one program, the way ExecuTorch runs it.
+
+ExecuTorch's ``ExportedProgramPassManager`` calls a graph-module pass on
+``ep.graph_module`` and folds the result back into a shallow copy of the
+program (updated signature, duplicate getitems removed, range constraints
+recomputed); an ``ExportedProgramPassBase`` gets the program itself. We do
+the same, with two differences that make verdicts precise:
+
+- ``requires`` / ``call`` / ``ensures`` of a ``PassBase`` are called one by
+  one, so a failing ``requires`` means *not applicable* and a failing
+  ``ensures`` is a violation of its own (torch's ``PassBase.__call__`` also
+  hands ``ensures`` the *input* module; we hand it the result);
+- the call runs under a deadline, so a pass that hangs is a ``runs`` failure.
+"""
+
+from __future__ import annotations
+
+import copy
+import signal
+import threading
+import time
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import torch
+import torch.fx
+from torch.fx.passes.infra.pass_base import PassBase, PassResult
+
+
+class PassTimeout(Exception):
+    pass
+
+
+@contextmanager
+def deadline(seconds: Optional[float]):
+    """Raise PassTimeout in this thread after ``seconds`` (main thread only; else no limit)."""
+    usable = seconds and seconds > 0 and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise PassTimeout(f"the pass did not return within {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@dataclass
+class PassRun:
+    outcome: str  # ok | not_applicable | raised | timeout
+    program: Any = None  # the resulting ExportedProgram
+    returned_input: bool = False  # the pass edited in place and returned what it was handed
+    has_ensures: bool = False
+    ensures_error: Optional[str] = None
+    signature_error: Optional[str] = None
+    error: str = ""
+    traceback: str = ""
+    seconds: float = 0.0
+
+
+def _overrides(p: Any, base: type, name: str) -> bool:
+    return getattr(type(p), name, None) is not getattr(base, name, None)
+
+
+def _fold_back(ep, new_gm: torch.fx.GraphModule):
+    """ExecuTorch's ExportedProgramPassManager update, on a shallow copy of ``ep``."""
+    from executorch.exir._program_utils import (
+        _get_updated_graph_signature,
+        _get_updated_range_constraints,
+    )
+    from executorch.exir.pass_manager import _can_eliminate_common_getitems
+    from torch.export.exported_program import _common_getitem_elimination_pass
+
+    out = copy.copy(ep)
+    signature_error = None
+    try:
+        new_sig = _get_updated_graph_signature(ep.graph_signature, new_gm)
+        if _can_eliminate_common_getitems(new_gm):
+            _common_getitem_elimination_pass(new_gm, new_sig, ep.module_call_graph)
+        out._graph_signature = new_sig
+    except Exception as exc:  # noqa: BLE001 - a signature that cannot be rebuilt is a verdict
+        signature_error = f"{type(exc).__name__}: {exc}"
+    new_gm.recompile()
+    out._graph_module = new_gm
+    try:
+        out._range_constraints = _get_updated_range_constraints(new_gm)
+    except Exception:  # noqa: BLE001 - keep the old constraints; signature/verifier checks report it
+        pass
+    return out, signature_error
+
+
+def _as_graph_module(res: Any, handed: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    if res is None:
+        return handed
+    if isinstance(res, PassResult):
+        return res.graph_module
+    if isinstance(res, torch.fx.GraphModule):
+        return res
+    raise TypeError(f"the pass returned a {type(res).__name__}; expected a PassResult, a GraphModule or None")
+
+
+# Called as ``watch("start" | "end", label, timeout)`` around every pass call. A
+# worker process of harness.run.isolation sets it, so its parent knows when the
+# pass itself is running and can kill one stuck in native code, where the
+# SIGALRM deadline below cannot reach it. None in-process: no cost.
+watch: Optional[Callable[[str, str, Optional[float]], None]] = None
+
+
+def run_pass(loaded, ep, timeout: Optional[float], label: str = "run") -> PassRun:
+    """Run ``loaded`` (a LoadedPass) on ``ep`` (a private copy). Never raises (but KeyboardInterrupt).
+
+    ``label`` names the call for :data:`watch`: ``run``, ``idempotent`` or ``deterministic``.
+    """
+    if watch is None:
+        return _run_pass(loaded, ep, timeout)
+    watch("start", label, timeout)
+    try:
+        return _run_pass(loaded, ep, timeout)
+    finally:
+        watch("end", label, timeout)
+
+
+def _run_pass(loaded, ep, timeout: Optional[float]) -> PassRun:
+    from executorch.exir.pass_base import ExportedProgramPassBase
+
+    started = time.perf_counter()
+    run = PassRun("ok")
+    try:
+        with deadline(timeout):
+            p = loaded.make(ep)
+            if isinstance(p, ExportedProgramPassBase):
+                run.has_ensures = _overrides(p, ExportedProgramPassBase, "ensures")
+                try:
+                    p.requires(ep)
+                except Exception as exc:  # noqa: BLE001
+                    return _not_applicable(exc, started)
+                res = p.call(ep)
+                out = getattr(res, "exported_program", res)
+                run.returned_input = out is ep
+                run.program = out
+                if run.has_ensures:
+                    run.ensures_error = _try(p.ensures, out)
+            else:
+                gm = ep.graph_module
+                split = isinstance(p, PassBase) and not _overrides(p, PassBase, "__call__")
+                if split:
+                    run.has_ensures = _overrides(p, PassBase, "ensures")
+                    try:
+                        p.requires(gm)
+                    except Exception as exc:  # noqa: BLE001
+                        return _not_applicable(exc, started)
+                    res = p.call(gm)
+                else:
+                    res = p(gm)
+                new_gm = _as_graph_module(res, gm)
+                run.returned_input = new_gm is gm
+                if split and run.has_ensures:
+                    run.ensures_error = _try(p.ensures, new_gm)
+                run.program, run.signature_error = _fold_back(ep, new_gm)
+    except PassTimeout as exc:
+        run = PassRun("timeout", error=str(exc))
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the pass raises is its verdict, sys.exit too
+        run = PassRun("raised", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=12))
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def _try(fn, arg) -> Optional[str]:
+    try:
+        fn(arg)
+        return None
+    except Exception as exc:  # noqa: BLE001
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _not_applicable(exc: BaseException, started: float) -> PassRun:
+    return PassRun(
+        "not_applicable",
+        error=f"requires: {type(exc).__name__}: {exc}",
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,328 @@
+"""Verify-each: run one pass on one graph case and judge every IR check.
+
+The flow for one (pass, case), after MLIR's verify-each:
+
+    copy the case ─> seed metadata ─> run the pass ─> checks on the result
+                                       (deadline)      (one recorded execution
+                                                        shared by runnable,
+                                                        val_matches_execution
+                                                        and numerics)
+
+then the pass runs twice more, on a copy of its result (``idempotent``) and
+on a second fresh copy of the input (``deterministic``). The reference
+outputs of the pre-pass program are computed once per case and reused by
+every pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+import torch
+
+from harness.check import fingerprint, verifiers
+from harness.check.execution import execute, input_draws
+from harness.check.invoke import PassRun, run_pass
+from harness.check.loading import LoadedPass
+from harness.check.metadata import META_CHECKS, seed_metadata, snapshot
+from harness.check.numerics import compare_outputs
+from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
+from harness.graphs.cases import GraphCase
+
+
+@dataclass
+class RunConfig:
+    stage: Optional[str] = None  # None: the pass's own declared stage
+    semantics: Optional[str] = None  # None: the pass's own declaration
+    timeout: float = 60.0
+    seed: int = 0
+    draws: int = 5  # numeric input draws, the sample included
+    checks: Optional[frozenset] = None  # None: every IR check
+    # Run each pass x graph in a worker process (harness.run.isolation), so a pass
+    # that crashes or hangs in native code is a verdict; off: in-process, for debugging.
+    isolate: bool = False
+    workers: int = 1  # worker processes when isolated
+    # (pass name, graph name) pairs already done (a resumed run): counted, not run.
+    skip: frozenset = frozenset()
+
+    def wants(self, check: str) -> bool:
+        return self.checks is None or check in self.checks
+
+
+@dataclass
+class _Reference:
+    draws: list
+    outputs: list  # per draw: list of tensors, or None when the pre-pass program fails on it
+
+
+_REFERENCES: dict = {}
+_SHARED_FPS: dict = {}
+
+
+def reference_outputs(case: GraphCase, stage: str, seed: int, count: int) -> _Reference:
+    # the thread count is part of the key: multi-threaded kernels may round differently, and a warm
+    # server computes references under one thread for the (one-threaded) isolation workers it forks
+    key = (case.spec.key, id(case), stage, seed, count, torch.get_num_threads())
+    if key not in _REFERENCES:
+        program = case.shared(stage)  # read-only: execute() clones state and inputs
+        draws = input_draws(case.sample_inputs(), count, seed)
+        outs = []
+        for _, inputs in draws:
+            ex = execute(program, inputs)
+            outs.append(ex.outputs if ex.ok else None)
+        _REFERENCES[key] = _Reference(draws, outs)
+    return _REFERENCES[key]
+
+
+def _shared_fingerprint(case: GraphCase, stage: str) -> str:
+    ep = case.shared(stage)
+    return fingerprint.exact(ep.graph_module, ep)
+
+
+def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
+    """The shared case's fingerprint as first seen in this process: what ``input_unchanged`` compares against."""
+    key = (id(case), stage)
+    if key not in _SHARED_FPS:
+        _SHARED_FPS[key] = _shared_fingerprint(case, stage)
+    return _SHARED_FPS[key]
+
+
+def prepare_case(case: GraphCase, stage: str = "edge", config: Optional[RunConfig] = None) -> None:
+    """Compute what every check of ``case`` needs whatever the pass (reference outputs, fingerprint) now.
+
+    A warm server calls it once per preloaded case; the children it forks inherit the memos.
+    """
+    config = config or RunConfig()
+    _recorded_fingerprint(case, stage)
+    reference_outputs(case, stage, config.seed, config.draws)
+
+
+def clear_memos() -> None:
+    """Forget every per-case memo of this process (reference outputs, fingerprints)."""
+    _REFERENCES.clear()
+    _SHARED_FPS.clear()
+
+
+def _fresh_input(case: GraphCase, stage: str):
+    ep = case.program(stage)
+    seed_metadata(ep.graph_module)
+    return ep
+
+
+def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = RunConfig()) -> list[CheckResult]:
+    """Every IR check of DESIGN.md for ``loaded`` on ``case``, as CheckResults."""
+    stage = config.stage or loaded.stage
+    semantics = config.semantics or loaded.semantics
+    out: list[CheckResult] = []
+
+    def add(check: str, v: verifiers.Verdict, seconds: float = 0.0) -> None:
+        if config.wants(check):
+            out.append(result(loaded.name, case.name, check, v.status, v.message, v.details, seconds))
+
+    _recorded_fingerprint(case, stage)
+
+    ep = _fresh_input(case, stage)
+    before_meta = snapshot(ep.graph_module)
+    before_ops = op_counts(ep.graph_module)
+    handed_fp = fingerprint.exact(ep.graph_module, ep)
+    run = run_pass(loaded, ep, config.timeout)
+
+    if run.outcome == "not_applicable":
+        for check in IR_CHECK_IDS:
+            add(check, verifiers.Verdict(Status.NOT_APPLICABLE, run.error))
+        return out
+    if run.outcome != "ok":
+        what = "timed out" if run.outcome == "timeout" else "raised"
+        add("runs", verifiers.Verdict(Status.FAIL, f"the pass {what}: {run.error}",
+                                      {"outcome": run.outcome, "traceback": run.traceback}), run.seconds)
+        for check in IR_CHECK_IDS:
+            if check != "runs":
+                add(check, verifiers.Verdict(Status.SKIP, "the pass did not run"))
+        return out
+
+    res = run.program
+    changes = op_diff(before_ops, op_counts(res.graph_module))
+    add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {"ops_changed": changes}), run.seconds)
+    _timed(add, "no_call_module", lambda: verifiers.no_call_module(res))
+    _timed(add, "graph_lint", lambda: verifiers.graph_lint(res))
+    _timed(add, "meta_val", lambda: verifiers.meta_val(res))
+    for check in META_CHECKS:
+        _timed(add, check, lambda check=check: verifiers.meta_key(check, before_meta, res))
+    _timed(add, "signature", lambda: verifiers.signature(res, run.signature_error))
+    _timed(add, "verifier", lambda: verifiers.dialect_verifier(res))
+
+    started = time.perf_counter()
+    ref = reference_outputs(case, stage, config.seed, config.draws)
+    sample_run = execute(res, ref.draws[0][1], record=True)
+    exec_seconds = time.perf_counter() - started
+    add("runnable", verifiers.runnable(sample_run), exec_seconds)
+    _timed(add, "val_matches_execution", lambda: verifiers.val_matches_execution(res, sample_run))
+    if config.wants("numerics"):
+        _timed(add, "numerics", lambda: _numerics(res, ref, sample_run, semantics))
+
+    if run.has_ensures:
+        add("ensures", verifiers.Verdict(Status.FAIL, f"ensures failed: {run.ensures_error}")
+            if run.ensures_error else verifiers.PASS)
+    else:
+        add("ensures", verifiers.Verdict(Status.NOT_APPLICABLE, "the pass has no ensures hook"))
+
+    _timed(add, "input_unchanged", lambda: _input_unchanged(run, ep, handed_fp, case, stage))
+
+    @functools.cache
+    def result_form() -> tuple:  # the result's canonical form, which both checks below compare against
+        return fingerprint.canonical(res)
+
+    # deterministic runs first: when the pass changed nothing, its second run (on a fresh copy of the
+    # input) is also a run on an exact copy of the result, so idempotent needs no third run
+    determinism = None
+    if config.wants("deterministic"):
+        determinism = _measured(lambda: _deterministic(loaded, result_form, case, stage, config.timeout),
+                                "deterministic")
+
+    def idempotence() -> verifiers.Verdict:
+        if determinism is not None and determinism[0].status is Status.PASS \
+                and fingerprint.exact(res.graph_module, res) == handed_fp:
+            return IDEMPOTENT_BY_DETERMINISM
+        return _idempotent(loaded, res, result_form, config.timeout)
+
+    if config.wants("idempotent"):
+        add("idempotent", *_measured(idempotence, "idempotent"))
+    if determinism is not None:
+        add("deterministic", *determinism)
+    verifiers.attribute_consequences(out)
+    return out
+
+
+IDEMPOTENT_BY_DETERMINISM = verifiers.Verdict(
+    Status.PASS, "the pass changed nothing, so the deterministic check's second run was a run on an exact copy "
+                 "of the result, and it gave the same graph")
+
+
+def op_counts(gm) -> Counter:
+    return Counter(_op_name(n.target) for n in gm.graph.nodes if n.op == "call_function")
+
+
+def _op_name(target) -> str:
+    name = str(getattr(target, "__name__", target))
+    return name.split("::")[-1]
+
+
+def op_diff(before: Counter, after: Counter) -> dict:
+    """Ops the pass removed (negative) or added (positive), by count."""
+    return {op: after[op] - before[op] for op in sorted(set(before) | set(after)) if after[op] != before[op]}
+
+
+def changes_text(changes: dict) -> str:
+    if not changes:
+        return "no op changed"
+    return " ".join(f"{'+' if d > 0 else '-'}{abs(d)} {op}" for op, d in sorted(changes.items(), key=lambda kv: kv[1]))
+
+
+def _timed(add: Callable, check: str, fn: Callable[[], verifiers.Verdict]) -> None:
+    add(check, *_measured(fn, check))
+
+
+def _measured(fn: Callable[[], verifiers.Verdict], check: str) -> tuple[verifiers.Verdict, float]:
+    """``fn()``'s verdict and its seconds; a crash is the harness's fault and says so."""
+    started = time.perf_counter()
+    try:
+        verdict = fn()
+    except Exception as exc:  # noqa: BLE001
+        verdict = verifiers.Verdict(Status.ERROR, f"passgate's {check} check crashed: {type(exc).__name__}: {exc}")
+    return verdict, time.perf_counter() - started
+
+
+def _numerics(res, ref: _Reference, sample_run, semantics: str) -> verifiers.Verdict:
+    if semantics == "changing":
+        return verifiers.Verdict(Status.SKIP, "the pass is declared meaning-changing")
+    if not sample_run.ok:
+        return verifiers.Verdict(Status.SKIP, "the program did not run (see runnable)")
+    worst_abs = worst_rel = 0.0
+    compared = 0
+    for (name, inputs), expected in zip(ref.draws, ref.outputs):
+        if expected is None:
+            continue  # the pre-pass program itself fails on this draw
+        actual = sample_run if name == "sample" else execute(res, inputs)
+        if not actual.ok:
+            return verifiers.Verdict(Status.FAIL, f"draw {name}: the program raised {type(actual.error).__name__}: {actual.error}")
+        cmp = compare_outputs(expected, actual.outputs)
+        compared += 1
+        worst_abs, worst_rel = max(worst_abs, cmp.max_abs_err), max(worst_rel, cmp.max_rel_err)
+        if not cmp.ok:
+            return verifiers.Verdict(Status.FAIL, f"draw {name}: {cmp.message}",
+                                     {"draw": name, "max_abs_err": cmp.max_abs_err, "max_rel_err": cmp.max_rel_err})
+    return verifiers.Verdict(Status.PASS, f"{compared} draws within tolerance",
+                             {"draws": compared, "max_abs_err": worst_abs, "max_rel_err": worst_rel})
+
+
+def _input_unchanged(run: PassRun, handed, handed_fp: str, case: GraphCase, stage: str) -> verifiers.Verdict:
+    if _shared_fingerprint(case, stage) != _recorded_fingerprint(case, stage):
+        return verifiers.Verdict(Status.FAIL, "the pass changed the shared graph case it was never handed")
+    if run.returned_input:
+        return verifiers.Verdict(Status.PASS, "the pass edits in place and returned what it was handed")
+    if fingerprint.exact(handed.graph_module, handed) != handed_fp:
+        return verifiers.Verdict(Status.FAIL, "the pass returned a new program but also edited the one it was handed")
+    return verifiers.PASS
+
+
+def _idempotent(loaded: LoadedPass, res, result_form: Callable[[], tuple], timeout: float) -> verifiers.Verdict:
+    try:
+        again = copy.deepcopy(res)
+    except Exception as exc:  # noqa: BLE001 - e.g. a node whose args is a list: torch.fx refuses to copy it
+        return verifiers.Verdict(Status.SKIP, "the pass's result cannot be copied for a second run (runnable and "
+                                 f"verifier say why): {type(exc).__name__}: {exc}")
+    run = run_pass(loaded, again, timeout, label="idempotent")
+    if run.outcome != "ok":
+        return verifiers.Verdict(Status.FAIL if run.outcome != "not_applicable" else Status.PASS,
+                                 f"second run: {run.outcome}: {run.error}")
+    first, second = result_form(), fingerprint.canonical(run.program)
+    if second != first:
+        return verifiers.Verdict(Status.FAIL, f"a second run changed the graph again: {fingerprint.first_difference(first, second)}")
+    return verifiers.PASS
+
+
+def _deterministic(loaded: LoadedPass, result_form: Callable[[], tuple], case: GraphCase, stage: str,
+                   timeout: float) -> verifiers.Verdict:
+    run = run_pass(loaded, _fresh_input(case, stage), timeout, label="deterministic")
+    if run.outcome != "ok":
+        return verifiers.Verdict(Status.FAIL, f"the run on a second copy ended {run.outcome}: {run.error}")
+    a, b = result_form(), fingerprint.canonical(run.program)
+    if a != b:
+        return verifiers.Verdict(Status.FAIL, f"two runs on copies of the same input differ: {fingerprint.first_difference(a, b)}")
+    return verifiers.PASS
+
+
+def check_all(passes: Iterable[LoadedPass], cases: Iterable[GraphCase], config: RunConfig = RunConfig(),
+              progress: Optional[Callable[[int, int, str, str, list], None]] = None) -> list[CheckResult]:
+    """Every pass on every case; ``progress(done, total, pass, graph, results)`` after each.
+
+    Pairs come in the same order (pass-major) whether they run in-process or,
+    with ``config.isolate``, in worker processes; pairs in ``config.skip``
+    count as done without running, so a resumed run's progress continues.
+    """
+    passes, cases = list(passes), list(cases)
+    total = len(passes) * len(cases)
+    todo = [(p, case) for p in passes for case in cases if (p.name, case.name) not in config.skip]
+    results: list[CheckResult] = []
+    done = total - len(todo)
+
+    def deliver(index: int, rs: list) -> None:
+        nonlocal done
+        results.extend(rs)
+        done += 1
+        if progress:
+            progress(done, total, todo[index][0].name, todo[index][1].name, rs)
+
+    if config.isolate:
+        from harness.run.isolation import run_isolated
+
+        run_isolated(todo, config, deliver, workers=config.workers)
+    else:
+        for index, (p, case) in enumerate(todo):
+            deliver(index, check_pass_on_case(p, case, config))
+    return results

@@ -1,0 +1,191 @@
+"""The IR-spec checks of DESIGN.md, one function each, on the program a pass returned.
+
+Each returns a :class:`Verdict`. They are built on what torch and ExecuTorch
+already provide: ``Graph.lint``, the program's own verifiers (ExecuTorch's
+edge dialect verifier at the edge stage, torch's training-IR verifier at the
+export stage), and one real execution recorded by
+:class:`harness.check.execution.RecordingInterpreter`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import torch
+import torch.fx
+from torch.export.graph_signature import InputKind
+
+from harness.check.execution import Execution
+from harness.check.metadata import META_CHECKS, meta_key_message, missing_key, names_preview, nodes_without_val
+from harness.core.results import Status
+
+
+@dataclass
+class Verdict:
+    status: Status
+    message: str = ""
+    details: dict = field(default_factory=dict)
+
+
+PASS = Verdict(Status.PASS)
+
+
+def no_call_module(ep) -> Verdict:
+    bad = [n.name for n in ep.graph_module.graph.nodes if n.op == "call_module"]
+    if bad:
+        return Verdict(Status.FAIL, f"{len(bad)} call_module node(s): {names_preview(bad)}", {"nodes": bad})
+    return PASS
+
+
+def graph_lint(ep) -> Verdict:
+    try:
+        ep.graph_module.graph.lint()
+    except Exception as exc:  # noqa: BLE001
+        return Verdict(Status.FAIL, f"Graph.lint() failed: {exc}")
+    return PASS
+
+
+def meta_val(ep) -> Verdict:
+    bad = nodes_without_val(ep.graph_module)
+    if bad:
+        return Verdict(Status.FAIL, f"{len(bad)} node(s) lack meta['val']: {names_preview(bad)}", {"nodes": bad})
+    return PASS
+
+
+def meta_key(check: str, before: dict, ep) -> Verdict:
+    key = META_CHECKS[check]
+    missing = missing_key(before, ep.graph_module, key)
+    if missing is None:
+        return Verdict(Status.SKIP, f"the input graph did not carry {key} on every node")
+    lost, never = missing
+    if lost or never:
+        return Verdict(Status.FAIL, meta_key_message(key, lost, never), {"lost": lost, "new_without": never})
+    return PASS
+
+
+def _dim_ok(claimed: Any, actual: int) -> bool:
+    if isinstance(claimed, int):
+        return claimed == actual
+    # A backed SymInt: its hint is the sample size we ran with. Read the hint, never int(claimed):
+    # that guards, and the guard specializes the symbol in the ShapeEnv every copy of the case
+    # shares (deepcopy keeps the fake mode), which then read as the pass changing the shared case.
+    hint = getattr(getattr(claimed, "node", None), "hint", None)
+    if hint is None:  # unbacked: nothing to compare
+        return True
+    return int(hint) == actual
+
+
+def _val_mismatch(val: Any, produced: Any) -> Optional[str]:
+    if isinstance(val, torch.Tensor):
+        if not (isinstance(produced, tuple) and produced and produced[0] == "tensor"):
+            return f"meta['val'] is a tensor, execution gave {produced[0] if produced else produced}"
+        _, shape, dtype = produced
+        if val.dtype != dtype:
+            return f"meta['val'] says {val.dtype}, execution gave {dtype}"
+        if len(val.shape) != len(shape) or not all(_dim_ok(c, a) for c, a in zip(val.shape, shape)):
+            return f"meta['val'] says shape {tuple(val.shape)}, execution gave {shape}"
+        return None
+    if isinstance(val, (list, tuple)):
+        if not isinstance(produced, tuple) or (produced and produced[0] in ("tensor", "scalar", "other")):
+            return f"meta['val'] is a sequence, execution gave {produced}"
+        if len(val) != len(produced):
+            return f"meta['val'] has {len(val)} items, execution gave {len(produced)}"
+        for v, p in zip(val, produced):
+            msg = _val_mismatch(v, p)
+            if msg:
+                return msg
+    return None
+
+
+def val_matches_execution(ep, execution: Execution) -> Verdict:
+    if not execution.ok:
+        return Verdict(Status.SKIP, "the program did not run (see runnable)")
+    wrong = {}
+    for node in ep.graph_module.graph.nodes:
+        if node.op not in ("placeholder", "call_function") or "val" not in node.meta:
+            continue
+        produced = execution.produced.get(node.name)
+        if produced is None:
+            continue
+        msg = _val_mismatch(node.meta["val"], produced)
+        if msg:
+            wrong[node.name] = msg
+    if wrong:
+        first = next(iter(wrong))
+        return Verdict(
+            Status.FAIL,
+            f"{len(wrong)} node(s) compute something other than meta['val'] claims; {first}: {wrong[first]}",
+            {"nodes": wrong},
+        )
+    return PASS
+
+
+def signature(ep, fold_error: Optional[str] = None) -> Verdict:
+    if fold_error:
+        return Verdict(Status.FAIL, f"the signature could not be rebuilt from the graph: {fold_error}")
+    gm = ep.graph_module
+    sig = ep.graph_signature
+    placeholders = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    spec_inputs = [getattr(s.arg, "name", None) for s in sig.input_specs]
+    if placeholders != spec_inputs:
+        return Verdict(Status.FAIL, f"placeholders {placeholders} do not match the signature's inputs {spec_inputs}")
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    returned = [getattr(a, "name", repr(a)) for a in torch.utils._pytree.tree_leaves(output.args[0])]
+    spec_outputs = [getattr(s.arg, "name", repr(getattr(s.arg, "value", None))) for s in sig.output_specs]
+    if len(returned) != len(spec_outputs) or any(
+        getattr(s.arg, "name", None) not in (None, r) for s, r in zip(sig.output_specs, returned)
+    ):
+        return Verdict(Status.FAIL, f"outputs {returned} do not match the signature's outputs {spec_outputs}")
+    for s in sig.input_specs:
+        if s.kind in (InputKind.PARAMETER, InputKind.BUFFER) and s.target not in ep.state_dict and s.target not in ep.constants:
+            return Verdict(Status.FAIL, f"{s.kind.name.lower()} {s.target!r} is in the signature but not in the program")
+        if s.kind == InputKind.CONSTANT_TENSOR and s.target not in ep.constants:
+            return Verdict(Status.FAIL, f"constant {s.target!r} is in the signature but not in the program")
+    return PASS
+
+
+def dialect_verifier(ep) -> Verdict:
+    try:
+        for verifier in ep.verifiers:
+            verifier().check(ep)
+    except Exception as exc:  # noqa: BLE001 - SpecViolationError and friends
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return Verdict(Status.FAIL, f"{type(exc).__name__}: {first}", {"verifiers": [v.__name__ for v in ep.verifiers]})
+    return PASS
+
+
+# A broad check that fails for a reason a specific check already reports is a
+# consequence, not a second finding: (broad check, specific check, pattern of
+# the broad check's message). One root cause, one failing check id.
+CONSEQUENCES: tuple[tuple[str, str, str], ...] = (
+    ("verifier", "no_call_module", r"call_module"),
+    ("verifier", "meta_val", r"missing val|has no val|meta\[.val.\]"),
+)
+
+
+def attribute_consequences(results: list) -> None:
+    """Turn failures explained by a more specific failing check into skips naming it."""
+    import re
+
+    failing = {r.check for r in results if r.status is Status.FAIL}
+    for r in results:
+        if r.status is not Status.FAIL:
+            continue
+        for broad, specific, pattern in CONSEQUENCES:
+            if r.check == broad and specific in failing and re.search(pattern, r.message):
+                r.details = {**r.details, "explained_by": specific, "original_status": "fail"}
+                r.message = f"explained by {specific}: {r.message}"
+                r.status = Status.SKIP
+                break
+
+
+def runnable(execution: Execution) -> Verdict:
+    if execution.ok:
+        return PASS
+    first = str(execution.error).strip().splitlines()[0] if str(execution.error).strip() else ""
+    return Verdict(
+        Status.FAIL,
+        f"running the program on the sample inputs raised {type(execution.error).__name__}: {first}",
+        {"traceback": execution.traceback},
+    )

@@ -1,0 +1,128 @@
+"""``passgate baseline``: write or show the baseline the gate compares runs with.
+
+``update`` records exactly the violations of one run (running the catalog
+with the same options as ``passgate run``, or reading a ``results.json`` with
+``--from``). Reasons survive updates: an entry already in the baseline keeps
+its reason and upstream reference; a new one takes the catalog's known-failure
+reason where the catalog has one, and is marked ``untriaged`` otherwise, so a
+reviewer sees in the diff what still needs a reason.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from harness.core.errors import UsageError
+
+
+def add_parser(sub) -> None:
+    from harness.cli.run import add_run_arguments
+
+    p = sub.add_parser("baseline", help="write (update) or show the gate's baseline of known violations",
+                       description="Manage reports/baseline.json, the known violations `passgate run --baseline` "
+                                   "waives, each with its reason.")
+    inner = p.add_subparsers(dest="baseline_command", metavar="ACTION", parser_class=type(p))
+    up = inner.add_parser("update", help="rewrite the baseline from a run (or from --from RESULTS)")
+    up.add_argument("--baseline", default="reports/baseline.json", metavar="FILE",
+                    help="the baseline to write (default reports/baseline.json); reasons already in it are kept")
+    up.add_argument("--from", dest="from_results", metavar="RESULTS",
+                    help="take the violations of this results.json (or its folder) instead of running")
+    add_run_arguments(up)
+    up.set_defaults(run=run_update)
+    show = inner.add_parser("show", help="list the baseline's entries")
+    show.add_argument("--baseline", default="reports/baseline.json", metavar="FILE")
+    show.set_defaults(run=run_show)
+    p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
+
+
+def _catalog_reasons(catalog_names):
+    """(pass, graph, check) -> the catalog's KnownFailure, for reasons of new entries."""
+    from harness.graphs import sources
+    from harness.run.plan import resolve_catalogs
+    from passes import catalog
+
+    entries = {e.name: e for e in catalog.all_entries(resolve_catalogs(catalog_names))}
+    specs = sources.known_static()
+
+    def reason(pass_name: str, graph: str, check: str):
+        e = entries.get(pass_name)
+        if e is None and "/" in pass_name:  # a pipeline step: vulkan/07:FuseClampPass -> any catalog entry of it
+            attr = pass_name.rpartition(":")[2].split("#")[0]
+            e = next((x for x in entries.values() if x.spec.endswith(":" + attr) and x.known), None)
+        if e is None:
+            return None
+        spec = specs.get(graph)
+        tags = (spec.tags | {spec.source}) if spec is not None else ()
+        return e.known_for(check, graph, tags)
+
+    return reason
+
+
+def run_update(args) -> int:
+    from harness.core.results import CheckResult
+    from harness.report import baseline as bl
+    from harness.report import results_json as report_json
+
+    previous = bl.load(args.baseline) if Path(args.baseline).exists() else None
+    if args.from_results:
+        doc = report_json.load(args.from_results)
+        source = str(args.from_results)
+    else:
+        from harness.cli import run as cmd_run
+
+        args.baseline_target, args.baseline = args.baseline, None
+        cmd_run.run(args)
+        args.baseline = args.baseline_target
+        doc = report_json.load(Path(args.report))
+        source = f"passgate run --profile {args.profile}"
+    if not doc.get("complete", True):
+        raise UsageError(f"the run in {source} is incomplete (interrupted): not recording a baseline from it")
+    results = [CheckResult.from_json(d) for d in doc["results"]]
+    catalogs = (doc.get("configuration") or {}).get("catalogs") or getattr(args, "catalog", None)
+    try:
+        from_catalog = _catalog_reasons(catalogs)
+    except UsageError:
+        from_catalog = None  # a catalog of the recorded run is not installed here
+    # `passgate run` already marked the violations its catalogs expect (details["known"]).
+    annotated = {(r.pass_name, r.graph, r.check): r.details["known"] for r in results
+                 if isinstance(r.details.get("known"), dict)}
+
+    def reasons(pass_name, graph, check):
+        k = annotated.get((pass_name, graph, check))
+        if k:
+            from passes.catalog import KnownFailure
+
+            return KnownFailure(check, k.get("reason", ""), k.get("upstream", ""), (), k.get("kind", "bug"))
+        k = from_catalog(pass_name, graph, check) if from_catalog else None
+        if k is None:
+            from passes.triage import triage
+
+            k = triage(pass_name, check, messages.get((pass_name, graph, check), ""))
+        return k
+    messages = {(r.pass_name, r.graph, r.check): r.message for r in results}
+    env = doc.get("environment", {})
+    new = bl.updated(results, previous, reasons, args.strict, generated={
+        "by": "passgate baseline update", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "from": source, "executorch": env.get("executorch"), "torch": env.get("torch"),
+        "configuration": doc.get("configuration", {}),
+    })
+    path = bl.save(new, args.baseline)
+    old_keys = set(previous.by_key()) if previous else set()
+    new_keys = set(new.by_key())
+    untriaged = sum(1 for e in new.entries if e.kind == "untriaged")
+    print(f"passgate: baseline {path}: {len(new.entries)} known violation(s) (+{len(new_keys - old_keys)} "
+          f"-{len(old_keys - new_keys)}), {untriaged} untriaged", file=sys.stdout)
+    return 0
+
+
+def run_show(args) -> int:
+    from harness.report import baseline as bl
+
+    b = bl.load(args.baseline)
+    for e in sorted(b.entries, key=lambda e: e.key):
+        print(f"{e.pass_name} x {e.graph} x {e.check} [{e.kind}]: {e.reason}"
+              + (f" ({e.upstream})" if e.upstream else ""))
+    print(f"passgate: {len(b.entries)} known violation(s) in {args.baseline}")
+    return 0

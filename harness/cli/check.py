@@ -1,0 +1,165 @@
+"""``passgate check``: run the given passes over graphs under IR-spec verification."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from harness.core.errors import UsageError
+from harness.run.sharding import argument as shard_argument
+
+DEFAULT_REPORT_DIR = "reports/generated"
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def check_selection(text: str) -> frozenset:
+    """``--checks``: check ids and the levels ``must`` / ``should``, comma-separated; ``runs`` is always in."""
+    from harness.core.results import IR_CHECK_IDS, Level, ir_checks_at
+
+    chosen = {"runs"}
+    for word in filter(None, (w.strip() for w in text.split(","))):
+        if word in (Level.MUST.value, Level.SHOULD.value):
+            chosen |= ir_checks_at(Level(word))
+        elif word in IR_CHECK_IDS:
+            chosen.add(word)
+        else:
+            raise argparse.ArgumentTypeError(f"unknown check {word!r}; expected must, should or one of "
+                                             f"{', '.join(IR_CHECK_IDS)}")
+    return frozenset(chosen)
+
+
+def add_common_run_options(p: argparse.ArgumentParser) -> None:
+    """Options every checking command shares (check, run, certify)."""
+    p.add_argument("--graphs", nargs="+", metavar="NAME",
+                   help="graph sources (builtin, zoo, quantized, random, all) or case names; default: builtin")
+    p.add_argument("--count", type=positive_int, help="how many random graphs (with --graphs random|all)")
+    p.add_argument("--seed", type=int, default=0, help="seed for random graphs and numeric input draws (default 0)")
+    p.add_argument("--timeout", type=positive_float, default=60.0, help="seconds one pass run may take (default 60)")
+    p.add_argument("--report", default=DEFAULT_REPORT_DIR, metavar="DIR",
+                   help=f"folder for results.json and the other reports (default {DEFAULT_REPORT_DIR})")
+    p.add_argument("--strict", action="store_true", help="should-level checks (idempotent, deterministic, "
+                   "meta_debug_handle) fail the run too")
+    p.add_argument("--cache-dir", metavar="DIR", help="lowered-graph cache (default $PASSGATE_CACHE_DIR or ~/.cache/passgate)")
+    p.add_argument("--no-cache", action="store_true", help="lower every graph afresh; write no cache")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines or table")
+    p.add_argument("--no-isolation", action="store_true", help="run passes in this process (for a debugger); "
+                   "by default each pass x graph runs in a worker process, so a pass that crashes or hangs "
+                   "is a runs failure instead of the end of the run")
+    p.add_argument("--resume", action="store_true", help="continue the incomplete results.json in --report "
+                   "(same configuration required): pass x graph pairs already there are not run again")
+    p.add_argument("--shard", type=shard_argument, metavar="I/N", help="run only part I of N of the pass x graph "
+                   "pairs (deterministic split); join the parts with `passgate report merge`")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "check",
+        help="run passes over graphs under IR-spec verification",
+        description=(
+            "Run each --pass on a private copy of every selected graph, at its stage, and judge "
+            "every IR check of DESIGN.md (runs, no_call_module, meta_*, val_matches_execution, "
+            "graph_lint, signature, verifier, runnable, numerics, ensures, input_unchanged, "
+            "idempotent, deterministic). Writes DIR/results.json; exits 1 on a violation."
+        ),
+    )
+    p.add_argument("--pass", dest="passes", action="append", required=True, metavar="SPEC",
+                   help="package.module:Name or path/to/file.py:Name (class, instance or function); repeatable")
+    p.add_argument("--stage", choices=("export", "edge"),
+                   help="run at the torch.export program or the edge program (default: the pass's own "
+                   "passgate_stage, else edge)")
+    p.add_argument("--semantics", choices=("preserving", "changing"),
+                   help="'changing' skips numerics (default: the pass's passgate_semantics, else preserving)")
+    add_common_run_options(p)
+    p.add_argument("--checks", type=check_selection, metavar="LIST",
+                   help="judge only these checks: ids and the levels must / should, comma-separated (e.g. "
+                   "--checks must while iterating on a pass: each pair then runs the pass once, where the "
+                   "should-level idempotent and deterministic checks run it again); default: every IR check")
+    p.add_argument("-j", "--workers", type=positive_int, default=1, metavar="N",
+                   help="worker processes checking pass x graph pairs at once (default 1; results and reports "
+                   "come in the same order whatever N)")
+    p.add_argument("--no-server", action="store_true", help="run in this process even when a `passgate serve` "
+                   "server runs (also PASSGATE_NO_SERVER=1)")
+    p.add_argument("--no-shrink", action="store_true", help="do not shrink failing random graphs (by default "
+                   "each failing pass x check is shrunk to a minimal graph and a repro_<id>.py is written)")
+    p.add_argument("--shrink-time", type=positive_float, default=60.0, metavar="SECONDS",
+                   help="time one shrink may take (default 60; all shrinks of a run: 5x that)")
+    p.set_defaults(run=run)
+
+
+def configure_cache(args) -> None:
+    from harness.graphs import cache
+
+    cache.configure(args.cache_dir, disabled=args.no_cache)
+
+
+def run(args) -> int:
+    from harness.check.loading import load_pass
+    from harness.graphs import sources
+    from harness.report import results_json as report_json
+    from harness.run import sharding
+
+    # Pass SPECs first and torch later: a mistyped SPEC is answered before the ~10 s of imports.
+    passes = [load_pass(spec, semantics=args.semantics, stage=args.stage) for spec in args.passes]
+    from harness.check.runner import RunConfig
+    from harness.run import isolation
+    from harness.run.session import Session
+
+    names = [p.name for p in passes]
+    if len(set(names)) != len(names):
+        raise UsageError(f"two --pass SPECs have the same name: {sorted(n for n in names if names.count(n) > 1)[0]}")
+    specs = sources.select(args.graphs, args.count, args.seed)
+    report_dir = report_json.ensure_writable(args.report)
+    configure_cache(args)
+    config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
+                       isolate=not args.no_isolation and isolation.available(), workers=args.workers,
+                       checks=args.checks)
+    session = Session(
+        report_dir=report_dir,
+        strict=args.strict,
+        quiet=args.quiet,
+        resume=args.resume,
+        configuration={
+            "command": "check",
+            "passes": [{"spec": p.spec, "name": p.name, "stage": args.stage or p.stage,
+                        "semantics": args.semantics or p.semantics} for p in passes],
+            "graphs": [s.name for s in specs],
+            "graph_selection": args.graphs or ["builtin"],
+            "seed": args.seed,
+            "count": args.count,
+            "timeout": args.timeout,
+            "strict": args.strict,
+            **({"checks": sorted(args.checks)} if args.checks else {}),
+            "shard": str(args.shard) if args.shard else None,
+        },
+    )
+
+    def body(s: Session) -> None:
+        shard = sharding.plan(args.shard, names, specs)
+        cases = s.load_cases(shard.specs)
+        shard.check(passes, cases, replace(config, skip=s.done_pairs), progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
+        if not args.no_shrink:  # failing random graphs -> minimal graph + repro_<id>.py (harness/reduce/shrink.py)
+            from harness.reduce.shrink import shrink_failures
+
+            shrink_failures(s.results, passes, shard.specs, config, report_dir, args.strict, args.shrink_time,
+                            5 * args.shrink_time, note=s.note)
+
+    return session.run(body)

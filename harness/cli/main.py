@@ -1,0 +1,109 @@
+"""The ``passgate`` command line.
+
+Subcommands live in their own modules (``harness/cmd_*.py``, ``vulkan/cli.py``)
+and are registered in :data:`COMMANDS`; each module exposes
+``add_parser(subparsers)`` and ``run(args) -> int`` and imports torch only
+inside ``run``, so ``passgate --help`` answers without the ~10 s import of
+torch and executorch.
+
+Exit status, for every command (DESIGN.md): 0 everything checked holds,
+1 a violation or regression, 2 bad usage or input (one line on stderr, no
+traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Optional, Sequence
+
+from harness import __version__
+from harness.core.errors import UsageError
+
+# subcommand -> module exposing add_parser(subparsers) and run(args)
+COMMANDS: dict[str, str] = {
+    "check": "harness.cli.check",
+    "report": "harness.cli.report",
+    "certify": "harness.cli.certify",
+    "verify": "harness.cli.certify",
+    "passes": "harness.cli.passes",
+    "run": "harness.cli.run",
+    "baseline": "harness.cli.baseline",
+    "bisect": "harness.cli.bisect",
+    "graphs": "harness.cli.graphs",
+    "serve": "harness.cli.serve",
+    "vulkan": "vulkan.cli",
+}
+
+DESCRIPTION = """\
+passgate: a pass-test and conformance harness for PyTorch / ExecuTorch graph passes.
+
+It lowers graphs once (random, model zoo, built-in), runs each pass on a copy
+under IR-spec verification (metadata, call_module, dialect verifier, real
+execution, numerics against the pre-pass program) and writes reports.
+Exit status: 0 all checks hold, 1 a violation or regression, 2 bad usage.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit status 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="passgate", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"passgate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in COMMANDS.values():
+        importlib.import_module(module).add_parser(sub)
+    return parser
+
+
+def _torch_writes_into_our_cache(args) -> None:
+    """Point torch's inductor cache folder into passgate's cache folder, unless the user chose one.
+
+    Importing ``executorch.exir`` imports ``torch._dynamo``, which creates
+    ``$TMPDIR/torchinductor_$USER`` at once; passgate writes only to its report
+    and cache folders (DESIGN.md), so torch's folder goes inside the latter.
+    """
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR") or getattr(args, "no_cache", False):
+        return
+    from harness.graphs.cache import default_cache_root
+
+    root = getattr(args, "cache_dir", None) or default_cache_root()
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(os.path.abspath(root), "torchinductor")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["check"]:  # a warm `passgate serve` runs it when one is up (harness/serve/server.py)
+        from harness.serve.client import run_via_server
+
+        served = run_via_server(argv)
+        if served is not None:
+            return served
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "command", None):
+            parser.print_help()
+            return 2
+        from harness.core.quiet import silence_third_party
+
+        silence_third_party()
+        _torch_writes_into_our_cache(args)
+        return int(args.run(args))
+    except UsageError as exc:
+        print(f"passgate: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("passgate: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

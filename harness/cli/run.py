@@ -1,0 +1,155 @@
+"""``passgate run``: run pass catalogs (and backend pipelines) over graph sources; optionally gate.
+
+``passgate check`` answers "is this pass right?"; ``run`` answers "are all
+the passes we ship right, and did anything get worse?": every runnable
+catalog entry on every graph it applies to, at its stage, built the way its
+backend builds it, plus the backend pipelines verified after each pass.
+With ``--baseline`` the exit status is the gate's: 1 only for a violation
+the baseline does not record (a regression); fixed ones are reported.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+
+from harness.cli.check import add_common_run_options, configure_cache
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run pass catalogs over graph sources under IR-spec verification; gate against a baseline",
+        description=(
+            "Run every runnable entry of the selected catalogs on the graphs it applies to (and, in the standard "
+            "and full profiles, the Vulkan / XNNPACK / to_executorch pipelines verified after each pass). "
+            "Profiles: quick (core catalogs, built-in graphs, no slow passes: pre-merge, a few minutes on 2 cores), "
+            "standard (every catalog, built-in + quantized graphs, pipelines: tox -e conformance), full (every "
+            "graph source: certification). With --baseline FILE, exit 1 only on a regression."
+        ),
+    )
+    add_run_arguments(p)
+    p.add_argument("--baseline", metavar="FILE", help="gate against this baseline (e.g. reports/baseline.json)")
+    p.set_defaults(run=run)
+
+
+def add_run_arguments(p) -> None:
+    """The workload options ``run`` and ``baseline update`` share."""
+    p.add_argument("--catalog", nargs="+", metavar="NAME|SPEC",
+                   help="catalog names (see `passgate passes`) or module:attr / file.py:attr giving a Catalog; "
+                        "default: the profile's")
+    p.add_argument("--profile", choices=("quick", "standard", "full"), default="standard",
+                   help="workload (default standard)")
+    p.add_argument("--only", nargs="+", metavar="PATTERN", help="only entries whose name matches a glob")
+    p.add_argument("--pipeline", dest="pipelines", action="append", metavar="NAME|SPEC",
+                   help="also run this pipeline verify-each (repeatable; default: the profile's, none with --catalog)")
+    p.add_argument("--no-pipelines", action="store_true", help="run no pipeline")
+    p.add_argument("--partitioner", dest="partitioners", action="append", choices=("vulkan", "xnnpack"),
+                   help="also check this backend partitioner (repeatable; default: the profile's, none with --catalog)")
+    p.add_argument("--no-partitioners", action="store_true", help="check no partitioner")
+    add_common_run_options(p)
+
+
+def catalog_section(entries, runnable, applied: dict, skipped_slow) -> dict:
+    from harness.cli.passes import entry_json
+
+    ran = {name for name, graphs in applied.items() if graphs}
+    return {
+        "entries": len(entries),
+        "runnable": len(runnable),
+        "ran": len(ran),
+        "unavailable": [{"name": e.name, "spec": e.spec, "reason": e.unavailable} for e in entries if e.unavailable],
+        "not_run": [{"name": e.name, "reason": "no selected graph applies (stage/graphs: "
+                     f"{e.stage} {', '.join(e.applies_to) or 'float graphs'})"}
+                    for e in runnable if not applied.get(e.name)]
+                   + [{"name": e.name, "reason": "slow: left out of this profile"} for e in skipped_slow],
+        "ran_on": {name: graphs for name, graphs in applied.items() if graphs},
+        "definitions": [entry_json(e) for e in entries if not e.unavailable],
+    }
+
+
+def annotate_known(results, entries, specs_by_name) -> None:
+    """Mark violations the catalog expects with its reason (the baseline decides what fails)."""
+    by_name = {e.name: e for e in entries}
+    for r in results:
+        e = by_name.get(r.pass_name)
+        spec = specs_by_name.get(r.graph)
+        if e is None or spec is None or not r.is_violation(strict=True):
+            continue
+        k = e.known_for(r.check, r.graph, spec.tags | {spec.source})
+        if k is not None:
+            r.details = {**r.details, "known": {"reason": k.reason, "upstream": k.upstream, "kind": k.kind}}
+
+
+def plan_of(args):
+    """The :class:`harness.run.plan.Plan` ``run``'s options select (shared with ``baseline update``)."""
+    from harness.run import plan
+
+    return plan.build(args.profile, catalogs=args.catalog, only=args.only, graphs=args.graphs, count=args.count,
+                      seed=args.seed, pipelines=args.pipelines, no_pipelines=args.no_pipelines,
+                      partitioners=args.partitioners, no_partitioners=args.no_partitioners)
+
+
+def run(args) -> int:
+    from harness.check.runner import RunConfig
+    from harness.report import baseline as bl
+    from harness.report import results_json as report_json
+    from harness.run import isolation
+    from harness.run.session import Session
+
+    base = bl.load(args.baseline) if getattr(args, "baseline", None) else None  # bad baseline: exit 2 before any work
+    p = plan_of(args)
+    report_dir = report_json.ensure_writable(args.report)
+    configure_cache(args)
+    config = RunConfig(timeout=args.timeout, seed=args.seed,
+                       isolate=not getattr(args, "no_isolation", False) and isolation.available())
+    full_applied = {k: list(v) for k, v in p.applied.items()}
+    if getattr(args, "shard", None):  # contiguous block I of N of the units, graph-major (fewer lowerings each)
+        units = sorted(p.units(), key=lambda u: (u.graph, u.kind, u.name))
+        lo, hi = args.shard.bounds(len(units))
+        p.keep(set(units[lo:hi]))
+    session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet,
+                      resume=getattr(args, "resume", False), configuration={
+        "command": "run", "profile": p.profile.name, "catalogs": [c.name for c in p.catalogs],
+        "entries": [e.name for e in p.runnable], "pipelines": [x.name for x in p.pipelines],
+        "partitioners": p.partitioners,
+        "graphs": [s.name for s in p.specs], "graph_selection": args.graphs or list(p.profile.graphs),
+        "seed": args.seed, "count": args.count, "timeout": args.timeout, "strict": args.strict,
+        "baseline": getattr(args, "baseline", None), "shard": str(args.shard) if getattr(args, "shard", None) else None,
+    })
+    for note in p.notes:
+        session.note(note)
+    gate_box: dict = {}
+
+    def body(s: Session) -> None:
+        units = p.units()
+        cases = {c.name: c for c in s.load_cases(p.needed_specs())}
+        steps = {q.name: len(q.steps) for q in p.pipelines}
+        total = sum(steps[u.name] if u.kind == "pipeline" else 1 for u in units)
+        done = [0]
+
+        def emit(graph, pass_name, rs):
+            done[0] += 1
+            s.results.extend(rs)
+            s.progress(done[0], total, pass_name, graph, rs)
+
+        p.run(units, cases, replace(config, skip=s.done_pairs), emit)
+
+    def extra() -> dict:
+        annotate_known(session.results, p.entries, p.specs_by_name)
+        doc = {"catalog": catalog_section(p.entries, p.runnable, p.applied, p.skipped_slow)}
+        if base is not None:
+            g = bl.gate(session.results, base, args.strict, args.baseline)
+            session.waived = g.waived()
+            gate_box["gate"] = g
+            doc["gate"] = g.to_json()
+        return doc
+
+    status = session.run(body, extra=extra)
+    if not args.quiet:
+        n_ran = sum(1 for graphs in full_applied.values() if graphs)
+        print(f"passgate: catalog: {len(p.entries)} entries, {len(p.runnable)} runnable, {n_ran} ran, "
+              f"{sum(1 for e in p.entries if e.unavailable)} unavailable (see `passgate passes`)", file=sys.stdout)
+    if "gate" in gate_box:
+        print(bl.render(gate_box["gate"]), file=sys.stdout if not args.quiet else sys.stderr)
+    return status

@@ -1,0 +1,192 @@
+"""Graph cases: what a pass is run on.
+
+A :class:`CaseSpec` says how to build a model and its sample inputs; a
+:class:`GraphCase` is that model exported (``torch.export``) and lowered
+(``to_edge``). Lowering costs ~0.7 s against ~3 ms for a deep copy, so each
+case is lowered once per process (and once per machine, through
+:mod:`harness.graphs.cache`) and every check gets its own :meth:`GraphCase.program`
+copy.
+
+Both programs are taken from a serialize/deserialize round trip even when
+freshly lowered, so a cold run and a warm (cached) run hand passes the very
+same graphs and reach the same verdicts.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+STAGES = ("export", "edge")
+
+
+@dataclass(frozen=True)
+class ModelInputs:
+    """What a case builder returns.
+
+    ``model`` is an ``nn.Module`` to export, or an ``ExportedProgram`` when the
+    source has to export itself (quantization flows export, prepare, convert
+    and export again).
+    """
+
+    model: Any
+    inputs: tuple
+    dynamic_shapes: Any = None
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """How to build one graph case. Cheap: nothing is built until asked."""
+
+    name: str
+    source: str  # builtin | zoo | random | quantized | fixture
+    build: Callable[[], ModelInputs]
+    # Text that fixes what ``build`` makes (its source code, sizes, seed); hashed
+    # into the cache key, so editing a model invalidates its cached lowering.
+    definition: str
+    tags: frozenset = field(default_factory=frozenset)
+    description: str = ""
+    # Quantized graphs carry ops the edge verifier rejects until a backend
+    # fuses them; those cases lower with IR validity checking off.
+    check_ir_validity: bool = True
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(
+            f"{self.source}\0{self.name}\0{self.check_ir_validity}\0{self.definition}".encode()
+        ).hexdigest()[:24]
+
+
+def definition_of(*objects: Any, extra: str = "") -> str:
+    """Source text of the given classes/functions plus ``extra``: a case definition."""
+    parts = []
+    for obj in objects:
+        try:
+            parts.append(textwrap.dedent(inspect.getsource(obj)))
+        except (OSError, TypeError):
+            parts.append(repr(obj))
+    parts.append(extra)
+    return "\n".join(parts)
+
+
+@dataclass
+class GraphCase:
+    """A case built, exported and lowered. Treat the programs as read-only."""
+
+    spec: CaseSpec
+    inputs: tuple
+    exported: Any  # torch.export.ExportedProgram (training IR: relu_, detach, add_ still there)
+    edge: Any  # ExportedProgram after to_edge
+    lower_seconds: float = 0.0
+    from_cache: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def program(self, stage: str):
+        """A private deep copy of the program at ``stage`` for one check."""
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage {stage!r}; expected one of {STAGES}")
+        return copy.deepcopy(self.exported if stage == "export" else self.edge)
+
+    def shared(self, stage: str):
+        """The shared program itself (not a copy): only for read-only comparisons."""
+        return self.exported if stage == "export" else self.edge
+
+    def sample_inputs(self) -> tuple:
+        return tuple(x.clone() if hasattr(x, "clone") else copy.deepcopy(x) for x in self.inputs)
+
+
+def export_and_lower(spec: CaseSpec):
+    """Build, export and lower a spec. Returns (inputs, exported, edge)."""
+    import torch
+    from executorch.exir import EdgeCompileConfig, to_edge
+
+    built = spec.build()
+    if isinstance(built.model, torch.export.ExportedProgram):
+        exported = built.model
+    else:
+        model = built.model.eval()
+        with torch.no_grad():
+            exported = torch.export.export(
+                model, tuple(built.inputs), dynamic_shapes=built.dynamic_shapes, strict=False
+            )
+    config = EdgeCompileConfig(_check_ir_validity=spec.check_ir_validity)
+    edge = to_edge(copy.deepcopy(exported), compile_config=config).exported_program()
+    return tuple(built.inputs), exported, edge
+
+
+_MEMO: dict[str, GraphCase] = {}
+
+
+def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None,  # noqa: F821
+              wait: bool = True) -> Optional[GraphCase]:
+    """The lowered case for ``spec``: from this process's memo, the disk cache, or built now.
+
+    With ``wait=False``, None when another process is lowering it right now (see :func:`load_cases`).
+    """
+    import time
+
+    from harness.graphs.cache import BUSY, default_cache
+
+    cache = cache if cache is not None else default_cache()
+    memo_key = f"{spec.key}:{cache.root if cache else ''}"
+    if memo_key in _MEMO:
+        return _MEMO[memo_key]
+    started = time.perf_counter()
+    entry = cache.load(spec) if cache else None
+    from_cache = entry is not None
+    if entry is None and cache is not None:
+        # One lowering per machine: processes sharing the cache (xdist workers, shards) that miss the same
+        # case wait for whichever took the lock first and read its entry instead of lowering it again.
+        with cache.lowering(spec, wait) as stored:
+            if stored is BUSY:
+                return None
+            entry = stored
+            from_cache = entry is not None
+            if entry is None:
+                inputs, exported, edge = export_and_lower(spec)
+                entry = cache.store(spec, inputs, exported, edge)
+    if entry is None:
+        inputs, exported, edge = export_and_lower(spec)
+        from harness.graphs.cache import roundtrip  # no cache: still round-trip, so verdicts match cached runs
+
+        entry = (inputs, roundtrip(exported), roundtrip(edge))
+    inputs, exported, edge = entry
+    case = GraphCase(spec, inputs, exported, edge, time.perf_counter() - started, from_cache)
+    _MEMO[memo_key] = case
+    return case
+
+
+def load_cases(specs: list, cache: Optional["CaseCache"] = None,  # noqa: F821
+               loaded: Optional[Callable[[int, GraphCase], None]] = None) -> list[GraphCase]:
+    """:func:`load_case` for each spec, in order; ``loaded(index, case)`` as each arrives.
+
+    A case that another process is lowering at this moment is taken last, so
+    processes that share a cold cache (xdist workers, shards) lower different
+    cases at once instead of queueing behind the same one.
+    """
+    out: dict[int, GraphCase] = {}
+    busy = []
+    for i, spec in enumerate(specs):
+        case = load_case(spec, cache, wait=False)
+        if case is None:
+            busy.append(i)
+            continue
+        out[i] = case
+        if loaded:
+            loaded(i, case)
+    for i in busy:
+        out[i] = load_case(specs[i], cache)
+        if loaded:
+            loaded(i, out[i])
+    return [out[i] for i in range(len(specs))]
+
+
+def clear_memo() -> None:
+    _MEMO.clear()

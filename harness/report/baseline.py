@@ -1,0 +1,194 @@
+"""The baseline gate: known violations of upstream passes, recorded with their reasons.
+
+A pre-merge job cannot demand that every upstream pass be clean: on the
+pinned executorch some violate the IR spec, and the job must stay green on
+them while turning red on anything new. ``reports/baseline.json`` records
+each known violation (pass x graph x check) with the reason or upstream
+issue, like the waivers of the Vulkan CTS. A run compared to it yields:
+
+- ``regressions``: violations not in the baseline; they fail the run;
+- ``known``: violations the baseline records; they do not;
+- ``fixed``: recorded violations whose check now ran and held; reported so
+  the baseline can be tightened (``passgate baseline update``);
+- ``not_evaluated``: recorded ones this run did not judge (other graphs,
+  other catalogs, or the check was skipped).
+
+An unreadable, truncated or wrong-schema baseline is bad input: a one-line
+:class:`UsageError` (exit 2), never a silently empty gate.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+from harness.core.errors import UsageError
+from harness.core.results import CheckResult, Status
+
+SCHEMA = "passgate-baseline"
+SCHEMA_VERSION = 1
+DEFAULT_PATH = "reports/baseline.json"
+_JUDGED = (Status.PASS, Status.FAIL, Status.ERROR)
+
+
+@dataclass(frozen=True)
+class BaselineEntry:
+    pass_name: str
+    graph: str
+    check: str
+    reason: str
+    upstream: str = ""
+    kind: str = "bug"  # bug | by-design | precondition | untriaged
+    message: str = ""  # the first line of the violation when it was recorded
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.pass_name, self.graph, self.check)
+
+    def to_json(self) -> dict:
+        d = {"pass": self.pass_name, "graph": self.graph, "check": self.check, "reason": self.reason}
+        d.update({k: v for k, v in (("upstream", self.upstream), ("kind", self.kind), ("message", self.message)) if v})
+        return d
+
+
+@dataclass
+class Baseline:
+    entries: list[BaselineEntry] = field(default_factory=list)
+    generated: dict = field(default_factory=dict)
+    strict: bool = False
+
+    def by_key(self) -> dict:
+        return {e.key: e for e in self.entries}
+
+    def to_json(self) -> dict:
+        return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "generated": self.generated,
+                "strict": self.strict,
+                "entries": [e.to_json() for e in sorted(self.entries, key=lambda e: e.key)]}
+
+
+def _bad(path: Path, what: str) -> UsageError:
+    return UsageError(f"baseline {path} does not follow the passgate baseline schema: {what}")
+
+
+def load(path) -> Baseline:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"baseline not found: {p} (create it with `passgate baseline update`)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read baseline {p}: {exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"baseline {p} is not valid JSON (line {exc.lineno}): truncated or corrupt") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise _bad(p, f"'schema' must be {SCHEMA!r}")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise _bad(p, f"unsupported schema_version {doc.get('schema_version')!r} (expected {SCHEMA_VERSION})")
+    raw = doc.get("entries")
+    if not isinstance(raw, list):
+        raise _bad(p, "'entries' must be a list")
+    entries, seen = [], set()
+    for i, d in enumerate(raw):
+        if not isinstance(d, dict):
+            raise _bad(p, f"entry {i} is not an object")
+        for key in ("pass", "graph", "check", "reason"):
+            if not isinstance(d.get(key), str) or not d[key].strip():
+                raise _bad(p, f"entry {i} needs a non-empty string {key!r} (every known violation names its reason)")
+        e = BaselineEntry(d["pass"], d["graph"], d["check"], d["reason"], str(d.get("upstream", "")),
+                          str(d.get("kind", "bug")), str(d.get("message", "")))
+        if e.key in seen:
+            raise _bad(p, f"entry {i} repeats {e.pass_name} x {e.graph} x {e.check}")
+        seen.add(e.key)
+        entries.append(e)
+    generated = doc.get("generated", {})
+    return Baseline(entries, generated if isinstance(generated, dict) else {}, bool(doc.get("strict", False)))
+
+
+def save(baseline: Baseline, path) -> Path:
+    from harness.graphs.cache import atomic_write_bytes
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(p, (json.dumps(baseline.to_json(), indent=1) + "\n").encode())
+    return p
+
+
+@dataclass
+class Gate:
+    regressions: list[dict]
+    fixed: list[dict]
+    known: list[dict]
+    not_evaluated: list[dict]
+    baseline: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return not self.regressions
+
+    def waived(self) -> set:
+        return {(d["pass"], d["graph"], d["check"]) for d in self.known}
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["status"] = "pass" if self.passed else "fail"
+        return d
+
+
+def _first_line(text: str) -> str:
+    return (text or "").strip().splitlines()[0][:300] if (text or "").strip() else ""
+
+
+def gate(results: Iterable[CheckResult], baseline: Baseline, strict: bool = False, path: str = "") -> Gate:
+    results = list(results)
+    recorded = baseline.by_key()
+    violations = {(r.pass_name, r.graph, r.check): r for r in results if r.is_violation(strict)}
+    judged = {(r.pass_name, r.graph, r.check) for r in results if r.status in _JUDGED}
+    regressions = [{"pass": p, "graph": g, "check": c, "status": r.status.value, "message": _first_line(r.message)}
+                   for (p, g, c), r in sorted(violations.items()) if (p, g, c) not in recorded]
+    known = [{**recorded[k].to_json(), "now": _first_line(violations[k].message)}
+             for k in sorted(violations) if k in recorded]
+    fixed = [e.to_json() for k, e in sorted(recorded.items()) if k in judged and k not in violations]
+    not_evaluated = [e.to_json() for k, e in sorted(recorded.items()) if k not in judged]
+    return Gate(regressions, fixed, known, not_evaluated, path)
+
+
+def updated(results: Iterable[CheckResult], previous: Optional[Baseline], reasons=None, strict: bool = False,
+            generated: Optional[dict] = None) -> Baseline:
+    """A baseline recording exactly the violations of ``results``.
+
+    Reasons come from the previous baseline (kept as triaged), else from
+    ``reasons(pass, graph, check)`` (the catalog's known failures), else the
+    entry is marked ``untriaged`` with the violation's message.
+    """
+    previous_by_key = previous.by_key() if previous else {}
+    entries = []
+    for r in sorted((r for r in results if r.is_violation(strict)), key=lambda r: (r.pass_name, r.graph, r.check)):
+        key = (r.pass_name, r.graph, r.check)
+        message = _first_line(r.message)
+        if key in previous_by_key:
+            old = previous_by_key[key]
+            entries.append(BaselineEntry(*key, old.reason, old.upstream, old.kind, message))
+            continue
+        found = reasons(*key) if reasons else None
+        if found is not None:
+            entries.append(BaselineEntry(*key, found.reason, found.upstream, found.kind, message))
+        else:
+            stamp = time.strftime("%Y-%m-%d", time.gmtime())
+            entries.append(BaselineEntry(*key, f"recorded by `passgate baseline update` on {stamp}; not yet "
+                                         f"triaged: {message}", "", "untriaged", message))
+    return Baseline(entries, generated or {}, strict)
+
+
+def render(g: Gate) -> str:
+    lines = [f"passgate: gate against {g.baseline or 'the baseline'}: {len(g.regressions)} regression(s), "
+             f"{len(g.known)} known, {len(g.fixed)} fixed, {len(g.not_evaluated)} not evaluated"]
+    for d in g.regressions:
+        lines.append(f"passgate: REGRESSION {d['pass']} x {d['graph']} x {d['check']}: {d['message']}")
+    for d in g.fixed:
+        lines.append(f"passgate: fixed (now holds; update the baseline): {d['pass']} x {d['graph']} x {d['check']}")
+    return "\n".join(lines)

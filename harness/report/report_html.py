@@ -1,0 +1,310 @@
+"""``report.html``: one self-contained file a developer opens to see why their pass failed.
+
+No scripts, no external stylesheet, fonts or images: CSS is inline and
+plots are base64 PNG, so the file opens offline, from a CI artifact, from a
+certification bundle, years later. Sections, each left out when it has
+nothing to show: verdict banner and counts; gate (regressions / fixed);
+the pass x graph matrix coloured by verdict with the failing check ids in
+each cell (a cell links to its failures); the failure list with message,
+shrunk graph and reproducer link; per-pass timings; op coverage; Vulkan
+per-op table and plots (:mod:`harness.report.plots`); environment.
+
+The verdict colours come from :mod:`harness.report.view`, the same
+classification the JUnit and Markdown reports and the exit status use.
+"""
+
+from __future__ import annotations
+
+import os
+from html import escape
+from pathlib import Path
+from typing import Optional
+
+from harness.graphs.cache import atomic_write_bytes
+from harness.report import plots as report_plots
+from harness.report import view as reports
+
+FILE = "report.html"
+MAX_FAILURES = 200  # pass x graph cells listed; results.json has them all
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+main{padding:0 24px 40px;max-width:1600px}
+h1{font-size:20px;margin:0}h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid #d9dde3;padding-bottom:4px}
+.banner{padding:14px 24px;color:#fff}.banner.PASS{background:#1e7e34}.banner.FAIL{background:#b3261e}
+.banner.INCOMPLETE{background:#8a5a00}.banner .sub{opacity:.9;font-size:13px;margin-top:4px}
+.notice{background:#fff4ce;border:2px solid #c98a00;padding:10px 14px;margin:14px 0;font-weight:600}
+nav{margin:10px 0;font-size:13px}nav a{margin-right:14px;color:#2450a6}
+.tiles{display:flex;gap:10px;flex-wrap:wrap;margin:14px 0}
+.tile{background:#fff;border:1px solid #d9dde3;border-radius:6px;padding:8px 14px;min-width:84px}
+.tile b{display:block;font-size:20px}.tile span{font-size:12px;color:#5b6472}
+table{border-collapse:collapse;background:#fff;font-size:13px}
+th,td{border:1px solid #d9dde3;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef0f4;font-weight:600}
+.scroll{overflow-x:auto;max-width:100%}
+table.matrix td{min-width:56px;font-size:12px;padding:3px 6px}table.matrix th{font-size:12px;font-weight:600}
+table.matrix td .ids{font-size:10.5px}
+table.matrix tr>th:first-child{max-width:300px;overflow-wrap:anywhere}table.matrix th.g{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;max-height:180px}
+table.matrix th.gr{font-weight:500;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
+table.matrix td a{color:inherit;text-decoration:none;display:block}
+td.ok{background:#d4edda}td.fail{background:#f5c2c0}td.error{background:#c9a3e6}td.warn{background:#ffe8a3}
+td.known{background:#d6e4f0}td.na{background:#eceff3;color:#6b7280}td.none{background:#fff}
+.v{font-weight:600;font-size:11px;text-transform:uppercase;letter-spacing:.03em}
+.ids{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
+.legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #d9dde3;font-size:12px}
+article.failure{background:#fff;border:1px solid #d9dde3;border-left:5px solid #b3261e;margin:10px 0;padding:8px 12px}
+article.failure.warning{border-left-color:#c98a00}article.failure.known{border-left-color:#5b7fa6}
+article.failure.error{border-left-color:#7b3fb0}
+article h3{font-size:14px;margin:0 0 4px}.chk{margin:6px 0 0}.chk code{font-weight:600}.badge{font-size:11px;padding:1px 6px;border-radius:3px;background:#eef0f4;margin-left:6px}
+pre{background:#f3f4f6;padding:8px;overflow-x:auto;font-size:12px;margin:6px 0;white-space:pre-wrap}
+.bar{background:#7aa2d6;height:10px;display:inline-block;vertical-align:middle}
+.bar.red{background:#d9534f}
+img.plot{max-width:100%;background:#fff;border:1px solid #d9dde3;margin:6px 0}
+.muted{color:#6b7280}
+"""
+
+
+def _e(x) -> str:
+    return escape(str(x if x is not None else ""))
+
+
+def _anchor(pass_name: str, graph: str) -> str:
+    return "f-" + "".join(c if c.isalnum() else "-" for c in f"{pass_name}--{graph}")
+
+
+def _link(path: str, report_dir: Optional[Path]) -> str:
+    """href for a repro path: relative to the report when it lives beside it, else a file URI."""
+    p = Path(path)
+    if not p.is_absolute():
+        return escape(p.as_posix(), quote=True)
+    if report_dir is not None:
+        try:
+            return escape(Path(os.path.relpath(p, report_dir)).as_posix(), quote=True)
+        except ValueError:
+            pass
+    return escape(p.as_uri(), quote=True)
+
+
+def _header(v: reports.View) -> str:
+    doc = v.doc
+    state = reports.headline(v)
+    cfg = doc.get("configuration") or {}
+    env = doc.get("environment") or {}
+    sub = (f"{_e(cfg.get('command', ''))} · seed {_e(cfg.get('seed', '-'))} · started {_e(doc.get('started_at'))} · "
+           f"{_e(doc.get('duration_s'))} s · torch {_e(env.get('torch'))} · executorch {_e(env.get('executorch'))}")
+    return (f'<header class="banner {state.split(":")[0]}"><h1>passgate: {_e(state)}</h1>'
+            f'<div class="sub">{sub}</div></header>')
+
+
+def _notices(doc: dict) -> str:
+    out = []
+    cert = doc.get("certification")
+    if cert:
+        out.append(f'<div class="notice">Certification run: suite {_e(cert.get("suite_version"))}, profile '
+                   f'<b>{_e(cert.get("profile"))}</b>, backend {_e(cert.get("backend") or "none (reference passes)")}.'
+                   + ("" if cert.get("profile") == "full" else
+                      f' NOT A FULL CERTIFICATION: the {_e(cert.get("profile"))} profile runs a subset of the suite.')
+                   + "</div>")
+    if not doc.get("complete", True):
+        out.append('<div class="notice">The run was interrupted: these results cover only what finished.</div>')
+    shard = (doc.get("configuration") or {}).get("shard")
+    if shard:
+        out.append(f'<div class="notice">Shard {_e(shard)} only: merge the shards with '
+                   f'<code>passgate report merge</code> for the whole run.</div>')
+    return "".join(out)
+
+
+def _tiles(v: reports.View) -> str:
+    by = v.doc.get("summary", {}).get("by_status", {})
+    tiles = [("checks", v.doc.get("summary", {}).get("total", 0)), ("violations", len(v.violations)),
+             ("pass", by.get("pass", 0)), ("fail", by.get("fail", 0)), ("error", by.get("error", 0)),
+             ("skip", by.get("skip", 0)), ("n/a", by.get("not_applicable", 0)),
+             ("passes", len(v.passes)), ("graphs", len(v.graphs))]
+    return '<div class="tiles">' + "".join(f'<div class="tile"><b>{_e(n)}</b><span>{_e(t)}</span></div>'
+                                           for t, n in tiles) + "</div>"
+
+
+def _gate(doc: dict) -> str:
+    if not doc.get("gate"):
+        return ""
+    g = reports.gate(doc)
+    parts = [f'<h2 id="gate">Gate{" against " + _e(g["baseline"]) if g.get("baseline") else ""}: '
+             f'{len(g["regressions"])} regression(s), {len(g["fixed"])} fixed</h2>']
+    for title, rows in (("Regressions", g["regressions"]), ("Fixed", g["fixed"])):
+        if rows:
+            parts.append(f"<h3>{title}</h3><table><tr><th>pass</th><th>graph</th><th>check</th><th>message</th></tr>")
+            parts += [f"<tr><td>{_e(c.get('pass_name'))}</td><td>{_e(c.get('graph'))}</td><td>{_e(c.get('check'))}"
+                      f"</td><td>{_e(c.get('message') or c.get('reason'))}</td></tr>" for c in rows]
+            parts.append("</table>")
+    return "".join(parts)
+
+
+def _label(name: str, limit: int = 34) -> str:
+    """A header that fits: long generated case names keep their head and tail; the title has it all."""
+    short = name if len(name) <= limit else name[: limit - 13] + "…" + name[-12:]
+    return f'<span title="{_e(name)}">{_e(short)}</span>'
+
+
+def _blocks(v: reports.View) -> list[tuple[list, list]]:
+    """Graphs grouped by the set of passes run on them, so disjoint runs (IR passes on the zoo, a
+    Vulkan fusion on its recipe cases) get their own dense tables instead of one mostly empty one."""
+    groups: dict[frozenset, list] = {}
+    for g in v.graphs:
+        groups.setdefault(frozenset(p for p in v.passes if (p, g) in v.cells), []).append(g)
+    return [([p for p in v.passes if p in ps], gs) for ps, gs in groups.items() if ps]
+
+
+def _cell(v: reports.View, p: str, g: str) -> str:
+    c = v.cells.get((p, g))
+    if c is None:
+        return '<td class="none"></td>'
+    title = "; ".join(f"{r['check']}: {r.get('message', '')}"[:200] for r in c.records if r["status"] in ("fail", "error"))
+    inner = f'<span class="v">{_e(c.verdict)}</span>'
+    if c.failing:
+        inner += '<div class="ids">' + "<br>".join(_e(x) for x in c.failing) + "</div>"
+        inner = f'<a href="#{_anchor(p, g)}">{inner}</a>'
+    return f'<td class="{"na" if c.verdict == "n/a" else c.verdict}" title="{_e(title)}">{inner}</td>'
+
+
+def _matrix(v: reports.View) -> str:
+    if not v.cells:
+        return '<h2 id="matrix">Pass x graph</h2><p class="muted">No checks ran.</p>'
+    legend = ('<p class="legend"><span class="ok" style="background:#d4edda">ok</span>'
+              '<span style="background:#f5c2c0">fail (violation)</span><span style="background:#c9a3e6">error (harness)'
+              '</span><span style="background:#ffe8a3">warn (should-level)</span><span style="background:#d6e4f0">'
+              'known violation</span><span style="background:#eceff3">not applicable</span></p>')
+    tables = []
+    for passes, graphs in _blocks(v):
+        prefix = os.path.commonprefix(graphs) if len(graphs) > 1 else ""
+        prefix = prefix[: prefix.rfind("/") + 1]  # shared folder-like part of generated names, said once
+        name = {g: g[len(prefix):] for g in graphs}
+        corner = f"graph{f' ({_e(prefix)}…)' if prefix else ''}"
+        if len(graphs) > len(passes) and (len(graphs) > 12 or max(map(len, name.values())) > 34):
+            # long and thin, or long names: graphs down (names readable), passes across
+            head = f"<tr><th>{corner} \\ pass</th>" + "".join(f"<th>{_label(p)}</th>" for p in passes) + "</tr>"
+            rows = [f'<tr><th class="gr">{_label(name[g], 90)}</th>{"".join(_cell(v, p, g) for p in passes)}</tr>'
+                    for g in graphs]
+        else:
+            head = (f"<tr><th>pass \\ {corner}</th>"
+                    + "".join(f'<th class="g">{_label(name[g])}</th>' for g in graphs) + "</tr>")
+            rows = [f"<tr><th>{_label(p, 60)}</th>{''.join(_cell(v, p, g) for g in graphs)}</tr>" for p in passes]
+        tables.append(f'<div class="scroll"><table class="matrix">{head}{"".join(rows)}</table></div>')
+    return (f'<h2 id="matrix">Pass x graph ({len(v.passes)} x {len(v.graphs)})</h2>{legend}'
+            + "<br>".join(tables))
+
+
+def _failure_entry(v: reports.View, r: dict, report_dir: Optional[Path]) -> str:
+    o = v.outcome(r)
+    d = r.get("details") or {}
+    label = {"fail": "violation", "error": "harness error", "warning": "should-level: warns",
+             "known": "known violation"}.get(o, o)
+    body = [f'<div class="chk {o}"><code>{_e(r["check"])}</code><span class="badge">{_e(r.get("level"))}</span>'
+            f'<span class="badge">{_e(label)}</span>', f"<pre>{_e(r.get('message') or r['status'])}</pre>"]
+    shrunk = reports.shrunk_graph(d)
+    if shrunk:
+        body.append(f"<div>Shrunk graph:</div><pre><code>{_e(shrunk)}</code></pre>")
+    if d.get("repro"):
+        body.append(f'<div>Reproducer: <a href="{_link(str(d["repro"]), report_dir)}">{_e(d["repro"])}</a>'
+                    f' <span class="muted">(run it with python)</span></div>')
+    if d.get("traceback"):
+        body.append(f"<details><summary>traceback</summary><pre>{_e(d['traceback'])}</pre></details>")
+    return "".join(body) + "</div>"
+
+
+def _failures(v: reports.View, report_dir: Optional[Path]) -> str:
+    """One article per failing pass x graph (worst first), its failed checks inside: a pass that
+    breaks five checks on a graph is one problem to read, not five."""
+    if not v.problems:
+        return '<h2 id="failures">Failures</h2><p class="muted">None: every check held.</p>'
+    by_cell: dict[tuple[str, str], list] = {}
+    for r in v.problems:  # already worst first
+        by_cell.setdefault((r["pass_name"], r["graph"]), []).append(r)
+    out = [f'<h2 id="failures">Failures ({len(v.violations)} violations, {len(v.problems)} failed checks '
+           f"in {len(by_cell)} pass x graph cells)</h2>"]
+    for (p, g), records in list(by_cell.items())[:MAX_FAILURES]:
+        worst = v.outcome(records[0])
+        entries = "".join(_failure_entry(v, r, report_dir) for r in records)
+        out.append(f'<article class="failure {worst}" id="{_anchor(p, g)}"><h3>{_e(p)} × {_e(g)}</h3>{entries}'
+                   "</article>")
+    if len(by_cell) > MAX_FAILURES:
+        out.append(f'<p class="muted">…and {len(by_cell) - MAX_FAILURES} more cells in results.json.</p>')
+    return "".join(out)
+
+
+def _timings(v: reports.View) -> str:
+    rows = reports.pass_timings(v)
+    if not rows:
+        return ""
+    top = max(t for _, t, *_ in rows) or 1.0
+    body = "".join(
+        f"<tr><td>{_e(p)}</td><td>{t:.2f}</td><td><span class=\"bar\" style=\"width:{max(1, int(220 * t / top))}px\">"
+        f"</span></td><td>{n}</td><td>{t / n:.3f}</td><td>{_e(g)} ({s:.2f} s)</td></tr>"
+        for p, t, n, g, s in rows)
+    lowered = [c for c in v.doc.get("cases", ()) if not c.get("from_cache", True)]
+    note = (f'<p class="muted">{len(v.doc.get("cases", ()))} graph cases; {len(lowered)} lowered in this run, '
+            f'the rest from the cache.</p>')
+    return (f'<h2 id="timings">Per-pass timings</h2>{note}<table><tr><th>pass</th><th>total s</th><th></th>'
+            f"<th>graphs</th><th>s / graph</th><th>slowest graph</th></tr>{body}</table>")
+
+
+def _coverage(doc: dict) -> str:
+    cov = reports.op_coverage(doc)
+    if not cov:
+        return ""
+    items = sorted(cov.items(), key=lambda kv: (kv[1], kv[0]))
+    top = max(cov.values()) or 1
+    zero = [op for op, n in items if n == 0]
+    body = "".join(f"<tr><td><code>{_e(op)}</code></td><td>{n}</td><td><span class=\"bar{' red' if n == 0 else ''}\""
+                   f" style=\"width:{max(2, int(200 * n / top))}px\"></span></td></tr>" for op, n in items)
+    head = (f'<h2 id="coverage">Op coverage: {len(cov) - len(zero)} ops in the graphs'
+            f'{f", {len(zero)} in no case" if zero else ""}</h2>'
+            '<p class="muted">Cases containing each op, least covered first.</p>')
+    return f'{head}<div class="scroll" style="max-height:420px;overflow-y:auto"><table><tr><th>op</th><th>cases</th>' \
+           f"<th></th></tr>{body}</table></div>"
+
+
+def _fmt(x: Optional[float], spec: str = ".1f") -> str:
+    return "–" if x is None else format(x, spec)
+
+
+def _vulkan(doc: dict) -> str:
+    stats = report_plots.vulkan_stats(doc.get("results", ()))
+    if not stats:
+        return ""
+    rows = "".join(
+        f'<tr><td><code>{_e(s.op)}</code></td><td>{len(s.cases)}</td><td>{s.fused}</td>'
+        f"<td>{_fmt(s.worst_error, '.3g')} {_e(s.unit if s.worst_error is not None else '')}</td><td>{_fmt(report_plots.median(s.sqnr_fused))}</td>"
+        f"<td>{_fmt(report_plots.median(s.sqnr_qdq))}</td>"
+        f'<td class="{"fail" if s.failed else "ok"}">{_e(s.verdict)}</td></tr>' for s in stats.values())
+    table = ("<table><tr><th>fused op</th><th>cases</th><th>fused</th><th>worst error vs Q/DQ</th>"
+             f"<th>median SQNR fused (dB)</th><th>median SQNR Q/DQ (dB)</th><th>verdict</th></tr>{rows}</table>")
+    imgs = "".join(f'<div><img class="plot" alt="{_e(t)}" src="data:image/png;base64,{b64}"></div>'
+                   for t, b64 in report_plots.plots(stats))
+    return f'<h2 id="vulkan">Vulkan Q/DQ fusion</h2>{table}{imgs}'
+
+
+def _environment(doc: dict) -> str:
+    env = doc.get("environment") or {}
+    cfg = {k: v for k, v in (doc.get("configuration") or {}).items() if not isinstance(v, (list, dict))}
+    rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(val)}</td></tr>" for k, val in {**env, **cfg}.items())
+    return f'<h2 id="environment">Environment and configuration</h2><table>{rows}</table>'
+
+
+def render(doc: dict, report_dir: Optional[Path] = None) -> str:
+    v = reports.view(doc)
+    sections = [_gate(doc), _matrix(v), _failures(v, report_dir), _timings(v), _coverage(doc), _vulkan(doc),
+                _environment(doc)]
+    nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (
+        ("gate", "gate"), ("matrix", "matrix"), ("failures", "failures"), ("timings", "timings"),
+        ("coverage", "op coverage"), ("vulkan", "Vulkan"), ("environment", "environment"))
+        if f'id="{s}"' in "".join(sections))
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<meta name=\"viewport\" content=\"width=device-width\"><title>passgate report: {_e(reports.headline(v))}"
+            f"</title><style>{CSS}</style></head><body>{_header(v)}<main><nav>{nav}</nav>{_notices(doc)}{_tiles(v)}"
+            f"{''.join(sections)}</main></body></html>\n")
+
+
+def write(report_dir: Path, doc: dict) -> Path:
+    path = Path(report_dir) / FILE
+    atomic_write_bytes(path, render(doc, Path(report_dir)).encode())
+    return path

@@ -1,0 +1,137 @@
+"""``summary.md``: the run in a few lines of Markdown, for a CI job summary or a PR comment.
+
+Written for the reader who has ten seconds: the verdict first, then what
+regressed against the baseline, what was fixed, what fails (capped, so a
+bad run does not post a 5 MB comment: GitHub truncates job summaries at
+1 MiB and comments at 64 KiB), op coverage in brief, and the environment
+folded away. Regressions and fixes come from ``doc['gate']`` (set by the
+baseline gate or ``passgate report diff``), op counts from
+``doc['op_coverage']``; both sections are left out when absent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Optional
+
+from harness.graphs.cache import atomic_write_bytes
+from harness.report import view as reports
+
+FILE = "summary.md"
+MAX_ROWS = 40
+MAX_MESSAGE = 160
+ICON = {"fail": "❌", "error": "💥", "warning": "⚠️", "known": "🔕"}
+
+
+def cell_text(text, limit: int = MAX_MESSAGE) -> str:
+    """Safe inside a Markdown table cell: one line, pipes escaped, bounded."""
+    s = " ".join(str(text or "").split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code(text) -> str:
+    s = cell_text(text, 80).replace("`", "'")
+    return f"`{s}`" if s else ""
+
+
+def _table(header: list[str], rows: Iterable[list[str]], total: Optional[int] = None) -> list[str]:
+    rows = list(rows)
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows[:MAX_ROWS]]
+    total = len(rows) if total is None else total
+    if total > MAX_ROWS:
+        lines.append(f"\n…and {total - MAX_ROWS} more (see report.html / results.json)")
+    return lines
+
+
+def _change_rows(changes: list) -> list[list[str]]:
+    return [[code(c.get("pass_name")), code(c.get("graph")), code(c.get("check")), cell_text(c.get("message") or c.get("reason"))]
+            for c in changes]
+
+
+def render(doc: dict) -> str:
+    v = reports.view(doc)
+    s = doc.get("summary", {})
+    by = s.get("by_status", {})
+    cfg = doc.get("configuration") or {}
+    out: list[str] = []
+    state = reports.headline(v)
+    mark = "✅" if state.startswith("PASS") else ("⏸️" if state.startswith("INCOMPLETE") else "❌")
+    out.append(f"## {mark} passgate {cfg.get('command', '')}: {state}")
+    out.append("")
+    cert = doc.get("certification")
+    if cert:
+        out.append(f"**Certification** suite {code(cert.get('suite_version'))}, profile **{cert.get('profile')}**, "
+                   f"backend {code(cert.get('backend') or 'none (reference passes)')}")
+        if cert.get("profile") != "full":
+            out.append("")
+            out.append(f"> **⚠️ NOT A FULL CERTIFICATION: profile `{cert.get('profile')}` runs a subset of the suite.**")
+        out.append("")
+    if not doc.get("complete", True):
+        out += ["> **⚠️ The run was interrupted: these results cover only what finished.**", ""]
+    if cfg.get("shard"):
+        out += [f"> Shard {cfg['shard']} only: merge the shards with `passgate report merge` for the whole run.", ""]
+    out += _table(["checks", "pass", "fail", "error", "skip", "n/a", "violations", "seed"],
+                  [[str(s.get("total", 0)), str(by.get("pass", 0)), str(by.get("fail", 0)), str(by.get("error", 0)),
+                    str(by.get("skip", 0)), str(by.get("not_applicable", 0)), f"**{len(v.violations)}**",
+                    str(cfg.get("seed", ""))]])
+    out.append("")
+
+    g = reports.gate(doc)
+    if doc.get("gate"):
+        base = f" against {code(g['baseline'])}" if g.get("baseline") else ""
+        out.append(f"### Regressions{base}: {len(g['regressions'])}")
+        if g["regressions"]:
+            out += _table(["pass", "graph", "check", "message"], _change_rows(g["regressions"]))
+        out.append("")
+        out.append(f"### Fixed: {len(g['fixed'])}")
+        if g["fixed"]:
+            out += _table(["pass", "graph", "check", "was"], _change_rows(g["fixed"]))
+        out.append("")
+
+    if v.problems:
+        out.append(f"### Failures: {len(v.violations)} violation(s), "
+                   f"{sum(1 for r in v.problems if v.outcome(r) == 'warning')} warning(s), "
+                   f"{sum(1 for r in v.problems if v.outcome(r) == 'known')} known")
+        rows = []
+        for r in v.problems:
+            d = r.get("details") or {}
+            rows.append([ICON.get(v.outcome(r), ""), code(r["pass_name"]), code(r["graph"]), code(r["check"]),
+                         r.get("level", ""), cell_text(r.get("message")), code(d.get("repro", ""))])
+        out += _table(["", "pass", "graph", "check", "level", "message", "repro"], rows)
+        out.append("")
+        cells = [c for c in v.cells.values() if c.verdict in ("fail", "error")]
+        if cells:
+            out.append("<details><summary>Failing pass x graph cells</summary>")
+            out.append("")
+            out += _table(["pass", "graph", "failing checks"],
+                          [[code(c.pass_name), code(c.graph), ", ".join(c.failing)] for c in cells])
+            out += ["", "</details>", ""]
+
+    cov = reports.op_coverage(doc)
+    if cov:
+        covered = {op: n for op, n in cov.items() if n > 0}
+        least = sorted(covered.items(), key=lambda kv: (kv[1], kv[0]))[:8]
+        out.append(f"### Op coverage: {len(covered)} ops in the graphs")
+        zero = sorted(op for op, n in cov.items() if n == 0)
+        if zero:
+            out.append(f"- no case exercises: {', '.join(code(op) for op in zero[:20])}"
+                       f"{' …' if len(zero) > 20 else ''}")
+        out.append(f"- least covered: {', '.join(f'{code(op)} ({n})' for op, n in least)}")
+        out.append("")
+
+    env = doc.get("environment") or {}
+    out.append("<details><summary>Environment</summary>")
+    out.append("")
+    out.append(", ".join(f"{k} {code(env.get(k))}" for k in ("python", "torch", "executorch", "torchao", "passgate")
+                         if env.get(k)) + f"; {cell_text(env.get('platform'))}; git {code(env.get('git_revision'))}")
+    out += ["", "</details>", ""]
+    return "\n".join(out)
+
+
+def write(report_dir: Path, doc: dict) -> Path:
+    path = Path(report_dir) / FILE
+    atomic_write_bytes(path, render(doc).encode())
+    return path

@@ -1,0 +1,265 @@
+"""What every human-facing report agrees on: verdict per record and per cell, ordering, loading.
+
+JUnit, Markdown and HTML render the same ``results.json`` document, and must
+never disagree with each other or with the exit status about what failed:
+a reader who sees red in the HTML matrix and green in the CI job would stop
+trusting both. So the classification lives here, once:
+
+- a record is a *violation* when the gate counts it (``must`` fail, any
+  ``error``, a ``should`` fail under ``--strict``) and it is not a known
+  violation the suite records (``known_violations``);
+- a ``should`` fail without ``--strict`` is a *warning*;
+- a recorded known violation is *known* (shown, never gating).
+
+Keys the renderers read from ``details`` when present (other issues fill
+them; everything is optional): ``repro`` (path of a standalone reproducer
+script), ``shrunk_graph`` (the minimal failing graph as code; ``shrunk_code``
+and ``minimal_graph`` are accepted too), ``traceback``. Optional document
+sections: ``gate`` (``regressions`` / ``fixed`` / ``unchanged`` / ``known``
+lists of ``{pass, graph, check, message}``, as the baseline gate and
+``passgate report diff`` write them; ``gate.known`` entries are waived like
+``known_violations``), ``op_coverage`` (op -> case count), ``shards``,
+``certification``.
+
+:func:`default_writers` is what :class:`harness.run.session.Session` calls, so
+every run leaves results.json, junit.xml, summary.md and report.html side by
+side. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+from harness.core.errors import UsageError
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "reports" / "schema" / "results.schema.json"
+SUPPORTED_MAJOR = "1"
+
+# record outcomes, worst first (the cell takes the worst of its records)
+OUTCOMES = ("error", "fail", "warning", "known", "pass", "skip", "not_applicable")
+CELL_VERDICT = {"error": "error", "fail": "fail", "warning": "warn", "known": "known",
+                "pass": "ok", "skip": "ok", "not_applicable": "n/a"}
+SHRUNK_KEYS = ("shrunk_graph", "shrunk_code", "minimal_graph")
+
+
+def key(record: dict) -> tuple[str, str, str]:
+    return record["pass_name"], record["graph"], record["check"]
+
+
+def pass_of(entry: dict) -> str:
+    """Gate and known-violation entries name the pass ``pass``; result records ``pass_name``."""
+    return entry.get("pass") or entry.get("pass_name") or ""
+
+
+def known_set(doc: dict) -> set:
+    """Violations recorded as known, so waived: the suite's ``known_violations`` and the baseline's ``gate.known``."""
+    entries = list(doc.get("known_violations") or ()) + list((doc.get("gate") or {}).get("known") or ())
+    return {(pass_of(k), k.get("graph"), k.get("check")) for k in entries}
+
+
+def is_strict(doc: dict) -> bool:
+    return bool((doc.get("configuration") or {}).get("strict", False))
+
+
+def outcome(record: dict, strict: bool = False, known: frozenset | set = frozenset()) -> str:
+    """One of :data:`OUTCOMES` for a results.json record."""
+    status = record["status"]
+    if status in ("fail", "error") and key(record) in known:
+        return "known"
+    if status == "fail" and record.get("level") == "should" and not strict:
+        return "warning"
+    return status
+
+
+def is_violation(record: dict, strict: bool = False, known: frozenset | set = frozenset()) -> bool:
+    return outcome(record, strict, known) in ("fail", "error")
+
+
+def shrunk_graph(details: dict) -> Optional[str]:
+    for k in SHRUNK_KEYS:
+        if isinstance(details.get(k), str) and details[k].strip():
+            return details[k]
+    return None
+
+
+@dataclass
+class Cell:
+    """One pass x graph: its verdict and the check ids behind it."""
+
+    pass_name: str
+    graph: str
+    records: list = field(default_factory=list)
+    verdict: str = "ok"  # ok | fail | error | warn | known | n/a
+    failing: list = field(default_factory=list)  # check ids that failed or errored, any level
+    seconds: float = 0.0
+
+
+@dataclass
+class View:
+    """A document digested once for every renderer."""
+
+    doc: dict
+    strict: bool
+    known: set
+    passes: list  # in the order the run visited them
+    graphs: list
+    cells: dict  # (pass, graph) -> Cell
+    problems: list  # records that failed or errored (violations, warnings, known), worst first
+
+    @property
+    def violations(self) -> list:
+        return [r for r in self.problems if outcome(r, self.strict, self.known) in ("fail", "error")]
+
+    def outcome(self, record: dict) -> str:
+        return outcome(record, self.strict, self.known)
+
+
+def view(doc: dict) -> View:
+    strict, known = is_strict(doc), known_set(doc)
+    passes: dict[str, None] = {}
+    graphs: dict[str, None] = {}
+    for g in (doc.get("configuration") or {}).get("graphs") or ():
+        graphs.setdefault(g, None)
+    cells: dict[tuple[str, str], Cell] = {}
+    for r in doc.get("results", ()):
+        passes.setdefault(r["pass_name"], None)
+        graphs.setdefault(r["graph"], None)
+        cell = cells.setdefault((r["pass_name"], r["graph"]), Cell(r["pass_name"], r["graph"]))
+        cell.records.append(r)
+        cell.seconds += float(r.get("duration_s") or 0.0)
+    used = {g for _, g in cells}
+    for cell in cells.values():
+        outs = [outcome(r, strict, known) for r in cell.records]
+        worst = min(outs, key=OUTCOMES.index) if outs else "pass"
+        cell.verdict = "n/a" if outs and all(o == "not_applicable" for o in outs) else CELL_VERDICT[worst]
+        cell.failing = sorted({r["check"] for r in cell.records if r["status"] in ("fail", "error")})
+    problems = [r for r in doc.get("results", ()) if r["status"] in ("fail", "error")]
+    problems.sort(key=lambda r: OUTCOMES.index(outcome(r, strict, known)))
+    return View(doc, strict, known, list(passes), [g for g in graphs if g in used], cells, problems)
+
+
+def pass_timings(v: View) -> list[tuple[str, float, int, str, float]]:
+    """Per pass: (name, total seconds, graphs, slowest graph, its seconds), slowest pass first."""
+    rows = []
+    for p in v.passes:
+        cells = [c for (pp, _), c in v.cells.items() if pp == p]
+        slow = max(cells, key=lambda c: c.seconds)
+        rows.append((p, sum(c.seconds for c in cells), len(cells), slow.graph, slow.seconds))
+    return sorted(rows, key=lambda row: -row[1])
+
+
+def op_coverage(doc: dict) -> dict[str, int]:
+    """op -> case count, from ``doc['op_coverage']`` (a flat dict, or one under an ``ops`` key)."""
+    cov = doc.get("op_coverage") or {}
+    if isinstance(cov, dict) and isinstance(cov.get("ops"), dict):
+        cov = cov["ops"]
+    if not isinstance(cov, dict):
+        return {}
+    return {str(op): int(n) for op, n in cov.items() if isinstance(n, (int, float))}
+
+
+def gate(doc: dict) -> dict:
+    """The gate section with every entry carrying ``pass_name`` (whichever key its writer used)."""
+    g = doc.get("gate") or {}
+    out = {k: [{**e, "pass_name": pass_of(e)} for e in g.get(k) or ()]
+           for k in ("regressions", "fixed", "unchanged", "known", "not_evaluated")}
+    return out | {"baseline": g.get("baseline")}
+
+
+def headline(v: View) -> str:
+    s = v.doc.get("summary", {})
+    n = len(v.violations)
+    state = "FAIL" if n or v.doc.get("exit_status", 0) not in (0,) else "PASS"
+    if not v.doc.get("complete", True):
+        state = "INCOMPLETE"
+    return (f"{state}: {n} violation{'s' if n != 1 else ''} in {s.get('total', 0)} checks "
+            f"({len(v.passes)} pass{'es' if len(v.passes) != 1 else ''} x {len(v.graphs)} graph"
+            f"{'s' if len(v.graphs) != 1 else ''})")
+
+
+# ----------------------------------------------------------------------------- loading and validation
+
+
+@lru_cache(maxsize=1)
+def schema() -> Optional[dict]:
+    try:
+        return json.loads(SCHEMA_PATH.read_text())
+    except OSError:
+        return None  # an installed wheel without the repository's reports/ folder: report_json.load's check only
+
+
+def validation_errors(doc: dict, limit: int = 5) -> list[str]:
+    """Schema violations of ``doc`` as one-line strings (empty when valid)."""
+    s = schema()
+    if s is None:
+        return []
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(s)
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    out = []
+    for e in errors[:limit]:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path).lstrip(".")
+        out.append(f"{where or '(top level)'}: {e.message[:200]}")
+    return out
+
+
+def load(path) -> dict:
+    """A results.json that follows the schema, or a one-line UsageError saying what is wrong."""
+    from harness.report import results_json as report_json
+
+    doc = report_json.load(path)
+    version = str(doc.get("schema_version"))
+    if version.split(".")[0] != SUPPORTED_MAJOR:
+        raise UsageError(f"results file {path} has schema_version {version}; this passgate reads {SUPPORTED_MAJOR}.x")
+    errors = validation_errors(doc, limit=1)
+    if errors:
+        raise UsageError(f"results file {path} does not follow the passgate results schema: {errors[0]}")
+    return doc
+
+
+# ----------------------------------------------------------------------------- writers
+
+Writer = Callable[[Path, dict], None]
+REPORT_FILES = ("results.json", "junit.xml", "summary.md", "report.html")
+
+
+def write_all(report_dir, doc: dict, writers: Optional[Iterable[Writer]] = None) -> list[Path]:
+    """Render every report of ``doc`` into ``report_dir`` (results.json excepted)."""
+    from harness.report import junit_xml as report_junit
+    from harness.report import report_html
+    from harness.report import summary_md as report_markdown
+
+    report_dir = Path(report_dir)
+    paths = []
+    for w in writers or (report_junit.write, report_markdown.write, report_html.write):
+        paths.append(w(report_dir, doc))
+    return paths
+
+
+def _guarded(writer: Writer, name: str) -> Writer:
+    """A writer that cannot cost the run its results.json: a crash is said on stderr, never silent."""
+
+    def run(report_dir, doc):
+        try:
+            return writer(Path(report_dir), doc)
+        except Exception as exc:  # noqa: BLE001 - the run's verdicts outrank one report format
+            print(f"passgate: warning: {name} was not written: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return None
+
+    run.__name__ = f"write_{name.replace('.', '_')}"
+    return run
+
+
+def default_writers() -> list[Writer]:
+    from harness.report import junit_xml as report_junit
+    from harness.report import report_html
+    from harness.report import summary_md as report_markdown
+
+    return [_guarded(report_junit.write, report_junit.FILE), _guarded(report_markdown.write, report_markdown.FILE),
+            _guarded(report_html.write, report_html.FILE)]

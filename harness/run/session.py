@@ -1,0 +1,225 @@
+"""One run of passgate: cases loaded, passes checked, report written, status decided.
+
+Shared by every command that checks passes (``check``, ``run``, ``certify``)
+so they agree on progress output, on what an interrupted run leaves behind
+(a report of everything finished, ``complete: false``) and on the exit status.
+
+Ctrl-C (exit 130) and SIGTERM (exit 1: what CI runners and ``timeout`` send)
+unwind the same way, so a cancelled CI job still uploads a report. A report
+is only appended to pair by pair, so an incomplete results.json holds whole
+pass x graph pairs, and ``--resume`` (``Session(resume=True)``) picks up after
+them: the same configuration is required, since mixing verdicts of two
+configurations in one report would make it lie.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from harness.core.errors import UsageError
+from harness.core.results import CheckResult, Status
+from harness.report import results_json as report_json
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived. A BaseException, so no ``except Exception`` in a pass or verifier swallows it."""
+
+
+@contextmanager
+def sigterm_raises():
+    """Turn SIGTERM into :class:`Terminated` in the main thread (elsewhere signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum, frame):
+        raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _default_writers() -> list:
+    """junit.xml, summary.md and report.html beside every results.json (harness/report/view.py)."""
+    from harness.report.view import default_writers
+
+    return default_writers()
+
+
+@dataclass
+class Session:
+    report_dir: Path
+    configuration: dict
+    strict: bool = False
+    quiet: bool = False
+    stream: object = field(default_factory=lambda: sys.stderr)
+    started_at: float = field(default_factory=time.time)
+    results: list = field(default_factory=list)
+    cases: list = field(default_factory=list)
+    # Called with the results document before it is written, so other report
+    # writers (JUnit, Markdown, HTML) can add their files beside it.
+    writers: list = field(default_factory=_default_writers)
+    # (pass, graph, check) triples whose violation is known and recorded: they do not fail the run.
+    waived: set = field(default_factory=set)
+    # Continue the incomplete results.json in report_dir (see load_previous).
+    resume: bool = False
+    # (pass, graph) pairs a resumed report already holds: pass as RunConfig(skip=...).
+    done_pairs: frozenset = frozenset()
+    # case name -> the ops it contains (export + edge), for the report's op_coverage (harness/graphs/op_coverage.py)
+    op_sets: dict = field(default_factory=dict)
+
+    def progress(self, done: int, total: int, pass_name: str, graph: str, rs: list[CheckResult]) -> None:
+        if self.quiet:
+            return
+        bad = sorted({r.check for r in rs if r.status in (Status.FAIL, Status.ERROR)})
+        na = rs and all(r.status is Status.NOT_APPLICABLE for r in rs)
+        verdict = "FAIL " + ",".join(bad) if bad else ("n/a" if na else "ok")
+        seconds = sum(r.duration_s for r in rs)
+        print(f"passgate: [{done}/{total}] {pass_name} x {graph}: {verdict} ({seconds:.2f}s)", file=self.stream, flush=True)
+
+    def note(self, message: str) -> None:
+        if not self.quiet:
+            print(f"passgate: {message}", file=self.stream, flush=True)
+
+    def load_cases(self, specs) -> list:
+        from harness.graphs.cases import load_cases
+
+        specs = list(specs)
+        count = 0
+
+        def loaded(i: int, case) -> None:
+            nonlocal count
+            count += 1
+            how = "cached" if case.from_cache else "lowered"
+            self.note(f"graph {count}/{len(specs)} {specs[i].name}: {how} in {case.lower_seconds:.2f}s")
+
+        cases = load_cases(specs, loaded=loaded)
+        for spec, case in zip(specs, cases):
+            self.op_sets[spec.name] = _case_ops(case)
+            self.cases.append({
+                "name": spec.name, "source": spec.source, "key": spec.key,
+                "from_cache": case.from_cache, "lower_seconds": round(case.lower_seconds, 4),
+            })
+        return cases
+
+    def exit_status(self) -> int:
+        return 1 if any(
+            r.is_violation(self.strict) and (r.pass_name, r.graph, r.check) not in self.waived for r in self.results
+        ) else 0
+
+    def finish(self, complete: bool = True, extra: Optional[dict] = None) -> int:
+        status = self.exit_status() if complete else 1
+        if self.op_sets and "op_coverage" not in (extra or {}):
+            from harness.graphs.op_coverage import op_coverage
+
+            extra = {**(extra or {}), "op_coverage": op_coverage(self.op_sets.values())}
+        doc = report_json.document(
+            self.results, self.configuration, self.cases, started_at=self.started_at,
+            complete=complete, exit_status=status, strict=self.strict, extra=extra,
+        )
+        for writer in self.writers:
+            writer(self.report_dir, doc)
+        path = report_json.write(self.report_dir, doc)
+        if not self.quiet:
+            print(render_table(self.results, self.strict), file=sys.stdout)
+            s = doc["summary"]
+            print(f"passgate: {s['total']} checks, {s['by_status']['pass']} pass, {s['by_status']['fail']} fail, "
+                  f"{s['by_status']['error']} error, {s['violations']} violations; report: {path}", file=sys.stdout)
+        return status
+
+    def load_previous(self) -> None:
+        """Take the finished pairs of report_dir's results.json; UsageError if it cannot be continued."""
+        from harness.report.view import load as load_results
+        from harness.run.sharding import SAME_ENVIRONMENT
+
+        path = Path(self.report_dir) / report_json.RESULTS_FILE
+        if not path.exists():
+            self.note(f"nothing to resume in {self.report_dir}: starting afresh")
+            return
+        doc = load_results(path)  # one-line UsageError when unreadable, truncated or off-schema
+        mine = json.loads(json.dumps(self.configuration, default=str))
+        theirs = doc.get("configuration")
+        if theirs != mine:
+            keys = sorted(k for k in set(mine) | set(theirs or {}) if mine.get(k) != (theirs or {}).get(k))
+            raise UsageError(f"cannot --resume {path}: it was run with a different configuration "
+                             f"(it differs in {', '.join(keys) or 'its layout'}); run without --resume to start over")
+        env = doc.get("environment") or {}
+        here = report_json.environment()
+        for k in SAME_ENVIRONMENT:
+            if env.get(k) != here.get(k):
+                raise UsageError(f"cannot --resume {path}: it ran with {k} {env.get(k)}, this is {here.get(k)}")
+        try:
+            previous = [CheckResult.from_json(r) for r in doc["results"]]
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            raise UsageError(f"results file {path} does not follow the passgate results schema "
+                             f"(a record lacks {exc})") from None
+        self.results.extend(previous)
+        self.done_pairs = frozenset((r.pass_name, r.graph) for r in previous)
+        state = "complete" if doc.get("complete") else "incomplete"
+        self.note(f"resuming {state} {path}: {len(self.done_pairs)} pass x graph pair(s) already done")
+
+    def run(self, body: Callable[["Session"], None], extra: Optional[Callable[[], dict]] = None) -> int:
+        """Run ``body``; on Ctrl-C (130) or SIGTERM (1) still write what is done, marked incomplete."""
+        if self.resume:
+            self.load_previous()
+        with sigterm_raises():
+            try:
+                body(self)
+            except KeyboardInterrupt:
+                return self._interrupted("interrupted", extra, 130)
+            except Terminated:
+                return self._interrupted("terminated (SIGTERM)", extra, 1)
+        return self.finish(extra=extra() if extra else None)
+
+    def _interrupted(self, what: str, extra: Optional[Callable[[], dict]], status: int) -> int:
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the report short
+        self.note(f"{what}: writing the report of what finished (rerun with --resume to continue)")
+        self.finish(complete=False, extra=extra() if extra else None)
+        return status
+
+
+def _case_ops(case) -> set:
+    from harness.graphs.op_coverage import case_ops
+
+    try:
+        return case_ops(case)
+    except Exception:  # noqa: BLE001 - a case without a readable graph has no ops to count
+        return set()
+
+
+def render_table(results: list[CheckResult], strict: bool = False) -> str:
+    """pass x graph, one line each, with the failing check ids."""
+    cells: dict[tuple[str, str], list[CheckResult]] = {}
+    for r in results:
+        cells.setdefault((r.pass_name, r.graph), []).append(r)
+    if not cells:
+        return "(no checks ran)"
+    pw = max(len("pass"), *(len(p) for p, _ in cells))
+    gw = max(len("graph"), *(len(g) for _, g in cells))
+    lines = [f"{'pass':<{pw}}  {'graph':<{gw}}  verdict  failing checks / changes"]
+    for (p, g), rs in cells.items():
+        failing = sorted(r.check for r in rs if r.status in (Status.FAIL, Status.ERROR))
+        if any(r.is_violation(strict) for r in rs):
+            verdict = "FAIL"
+        elif failing:
+            verdict = "warn"  # should-level failures only
+        elif all(r.status is Status.NOT_APPLICABLE for r in rs):
+            verdict = "n/a"
+        else:
+            verdict = "ok"
+        runs = next((r for r in rs if r.check == "runs" and r.status is Status.PASS), None)
+        changed = f"[{runs.message}]" if runs is not None and runs.details.get("ops_changed") else ""
+        lines.append(f"{p:<{pw}}  {g:<{gw}}  {verdict:<7}  {' '.join(x for x in (', '.join(failing), changed) if x)}".rstrip())
+    return "\n".join(lines)
