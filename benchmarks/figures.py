@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from benchmarks.proctree import run_sampled
-from harness.run.suite import REFERENCE_PASSES
+from harness.run.profiles import suite_passes
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -110,7 +110,7 @@ def _figure(value, target, unit: str, better: str, **rest) -> dict:
 # ----------------------------------------------------------------------------- workloads
 
 
-REFERENCE = REFERENCE_PASSES  # the suite's reference passes: the float workload
+REFERENCE = suite_passes()  # the suite's reference passes: the float workload
 PASS_RUN_CHECKS = ("runs", "idempotent", "deterministic")
 VULKAN_QUANTIZED = ("vulkan.FoldQDQPass", "vulkan.FuseQuantizedOpsTransform")
 
@@ -123,7 +123,7 @@ def _workloads(ctx: Context) -> list[dict]:
     if ctx.tiny:
         return [{"name": "float_tiny", "passes": [load_pass(REFERENCE[2])], "specs": sources.select(["mlp"]),
                  "per_test_passes": 1}]
-    from passes import catalog
+    from harness import catalog
 
     entries = {e.name: e for e in catalog.all_entries(catalog.select(["vulkan"]))}
     return [
@@ -136,11 +136,9 @@ def _workloads(ctx: Context) -> list[dict]:
 
 
 def _clear_process_memos() -> None:
-    from harness.check import runner
-    from harness.graphs.cases import clear_memo
+    from harness.graphs.memos import MEMOS
 
-    clear_memo()
-    runner.clear_memos()
+    MEMOS.clear()
 
 
 # ----------------------------------------------------------------------------- a. throughput
@@ -148,9 +146,11 @@ def _clear_process_memos() -> None:
 
 def throughput(ctx: Context) -> dict:
     """passgate (lower once, copy per check, isolated workers) vs the per-test style on the same pairs and checks."""
-    from harness.check.runner import RunConfig, check_all, check_pass_on_case
+    from harness.check.runner import check_pass_on_case
+    from harness.core.config import RunConfig
     from harness.graphs import cache
     from harness.graphs.cases import GraphCase, export_and_lower, load_case
+    from harness.run.scheduler import check_all
 
     config = RunConfig(seed=ctx.seed)
     from harness.core.results import Level, ir_checks_at
@@ -273,9 +273,10 @@ COST_NOTES = {
 
 def verification_cost(ctx: Context) -> dict:
     """Where the time of one pass x graph goes: copy, pass, each verifier, numerics (in-process, warm cache)."""
-    from harness.check.runner import RunConfig, check_all
+    from harness.core.config import RunConfig
     from harness.graphs import cache
     from harness.graphs.cases import GraphCase, load_case
+    from harness.run.scheduler import check_all
 
     wl = _workloads(ctx)[0]
     cache.configure(ctx.cache_dir)

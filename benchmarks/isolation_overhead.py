@@ -32,15 +32,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="FILE")
     args = ap.parse_args(argv)
 
-    from harness.check import runner
     from harness.check.loading import load_pass
+    from harness.core.config import RunConfig
     from harness.core.quiet import silence_third_party
     from harness.graphs.cases import load_case
+    from harness.graphs.memos import MEMOS
     from harness.graphs.sources import select
-    from harness.run.suite import REFERENCE_PASSES
+    from harness.run import scheduler
+    from harness.run.profiles import suite_passes
 
     silence_third_party()
-    passes = [load_pass(s) for s in REFERENCE_PASSES]
+    passes = [load_pass(s) for s in suite_passes()]
     cases = [load_case(s) for s in select(args.graphs)]
     pairs = len(passes) * len(cases)
 
@@ -49,14 +51,14 @@ def main(argv=None) -> int:
     default_threads = torch.get_num_threads()
 
     def once(mode: str):
-        runner.clear_memos()
+        MEMOS.clear(cases=False)
         torch.set_num_threads(1 if mode == "in_process_1_thread" else default_threads)
-        config = runner.RunConfig(isolate=mode.startswith("isolated"), workers=args.workers)
+        config = RunConfig(isolate=mode.startswith("isolated"), workers=args.workers)
         started = time.perf_counter()
         if mode == "isolated_pool_per_pair":  # how the conformance plugin and catalog entries call it
-            rs = [r for p in passes for c in cases for r in runner.check_all([p], [c], config)]
+            rs = [r for p in passes for c in cases for r in scheduler.check_all([p], [c], config)]
         else:
-            rs = runner.check_all(passes, cases, config)
+            rs = scheduler.check_all(passes, cases, config)
         seconds = time.perf_counter() - started
         torch.set_num_threads(default_threads)
         return seconds, rs

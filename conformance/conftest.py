@@ -31,6 +31,10 @@ from pathlib import Path
 
 import pytest
 
+__all__ = ["ROOT", "DEFAULT_BASELINE", "pytest_addoption", "pytest_configure", "pytest_generate_tests",
+           "pytest_collection_modifyitems", "unit_results", "pytest_runtest_logreport", "pytest_sessionfinish",
+           "pytest_terminal_summary"]
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BASELINE = ROOT / "reports" / "baseline.json"
 
@@ -54,9 +58,9 @@ def pytest_configure(config):
 def _plan(config):
     """The suite's plan, built once per process (collection in every xdist worker, the report on the controller)."""
     if not hasattr(config, "_passgate_plan"):
-        from harness.run import plan, suite
+        from harness.run import plan, profiles
 
-        config._passgate_plan = plan.build(config.getoption("--passgate-profile"), passes=suite.REFERENCE_PASSES)
+        config._passgate_plan = plan.build(config.getoption("--passgate-profile"), passes=profiles.suite_passes())
     return config._passgate_plan
 
 
@@ -71,7 +75,7 @@ def _baseline(config):
 
 def _known(config) -> dict:
     """(pass, graph, check) -> reason: the baseline's entries and the reference passes' known violations."""
-    from harness.run.suite import known_violations
+    from harness.run.profiles import known_violations
 
     known = {e.key: e.reason + (f" ({e.upstream})" if e.upstream else "") for e in _baseline(config).entries}
     known.update(known_violations())
@@ -99,18 +103,14 @@ def _heaviest_kinds_first(units: list) -> list:
 
     xdist hands out groups in collection order: with the long units first, the
     end of a run is many short ones that the workers share evenly, instead of
-    one worker finishing a 20 s partitioner unit while the other waits.
+    one worker finishing a 20 s partitioner unit while the other waits. Each
+    kind of unit ranks itself (``Unit.heaviness``).
     """
-    from harness.run.plan import ENTRY, PARTITIONER, PASS, PIPELINE, VULKAN
-
-    order = (PARTITIONER, VULKAN, PIPELINE, ENTRY, PASS)
-    return sorted(units, key=lambda u: order.index(u.kind))  # stable: the plan's order within a kind
+    return sorted(units, key=lambda u: -u.heaviness)  # stable: the plan's order within a kind
 
 
 def _batched(unit) -> bool:
-    from harness.run.plan import ENTRY, PASS
-
-    return unit.kind in (ENTRY, PASS)
+    return unit.batched
 
 
 def _group(unit) -> str:
@@ -154,21 +154,20 @@ def unit_results(config, unit) -> dict:
     one worker pool per pass instead of one per pass x graph.
     """
     if unit not in _UNITS:
-        from harness.check.runner import RunConfig
+        from harness.core.config import RunConfig
         from harness.graphs.cases import load_cases
-        from harness.run import isolation
-        from harness.run.plan import VULKAN
+        from harness.run import forking
 
         p = _plan(config)
         batch = [u for u in p.units() if _group(u) == _group(unit)] if _batched(unit) else [unit]
-        graphs = list(dict.fromkeys(u.graph for u in batch if u.kind != VULKAN))
+        graphs = list(dict.fromkeys(u.graph for u in batch if u.needs_case))
         cases = dict(zip(graphs, load_cases([p.specs_by_name[g] for g in graphs])))
         got: dict = {u: {} for u in batch}
         by_graph = {u.graph: u for u in batch}
         # Catalog entries run in forked workers (harness/run/isolation.py): a pass that segfaults or hangs
         # in native code fails its own items with the signal instead of taking the xdist worker down.
-        p.run(batch, cases, RunConfig(isolate=isolation.available()),
-              lambda graph, _name, rs: got[by_graph[graph]].update({(r.pass_name, r.check): r for r in rs}))
+        for r in p.run(batch, cases, RunConfig(isolate=forking.available())):
+            got[by_graph[r.graph]][(r.pass_name, r.check)] = r
         _UNITS.update(got)
     return _UNITS[unit]
 
@@ -189,11 +188,12 @@ def pytest_sessionfinish(session, exitstatus):
     config = session.config
     if hasattr(config, "workerinput") or not _controller_results:
         return  # workers send their results to the controller; it writes the report
+    from harness.core.config import configuration
     from harness.core.results import CheckResult
     from harness.report import baseline as bl
     from harness.report import results_json as report_json
+    from harness.run.profiles import SUITE_VERSION
     from harness.run.session import Session
-    from harness.run.suite import SUITE_VERSION
 
     p = _plan(config)
     results = sorted((CheckResult.from_json(d) for d in _controller_results),
@@ -201,14 +201,12 @@ def pytest_sessionfinish(session, exitstatus):
     base = _baseline(config)
     g = bl.gate(results, base, path=config.getoption("--passgate-baseline"))
     report_dir = report_json.ensure_writable(config.getoption("--passgate-report"))
-    s = Session(report_dir=report_dir, quiet=True, started_at=config._passgate_started, configuration={
-        "command": "conformance", "profile": p.profile.name, "suite_version": SUITE_VERSION,
-        "catalogs": [c.name for c in p.catalogs], "entries": [e.name for e in p.runnable],
-        "passes": [x.spec for x in p.passes], "pipelines": [x.name for x in p.pipelines],
-        "partitioners": p.partitioners, "vulkan_cases": len(p.vulkan),
-        "graphs": [x.name for x in p.specs], "graph_selection": list(p.profile.graphs),
-        "baseline": config.getoption("--passgate-baseline"),
-    })
+    s = Session(report_dir=report_dir, quiet=True, started_at=config._passgate_started, configuration=configuration(
+        "conformance", profile=p.profile.name, suite_version=SUITE_VERSION, catalogs=[c.name for c in p.catalogs],
+        entries=[e.name for e in p.runnable], passes=[x.spec for x in p.passes], pipelines=[x.name for x in p.pipelines],
+        partitioners=p.partitioners, vulkan_cases=len(p.plugged.get("vulkan", ())),
+        baseline=config.getoption("--passgate-baseline"), graphs=[x.name for x in p.specs],
+        graph_selection=p.profile.graphs))
     s.results = results
     s.waived = set(_known(config))
     gate = g.to_json()

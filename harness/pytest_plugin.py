@@ -26,6 +26,8 @@ from typing import Iterable, Optional
 
 import pytest
 
+__all__ = ["pytest_addoption", "pytest_configure", "PassgateFixture", "passgate"]
+
 
 def pytest_addoption(parser):
     group = parser.getgroup("passgate-fixture", "passgate fixture")

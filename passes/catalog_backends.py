@@ -14,7 +14,9 @@
 
 from __future__ import annotations
 
-from passes.catalog import Build, Catalog, Lazy, entry, known
+from harness.catalog import Build, Catalog, Lazy, entry, known
+
+__all__ = ["CATALOGS"]
 
 B = "executorch.backends"
 PROG = Build("program")

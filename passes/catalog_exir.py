@@ -9,7 +9,9 @@ edge ops, so it runs on the ``export`` program.
 
 from __future__ import annotations
 
-from passes.catalog import Build, Catalog, entry, known
+from harness.catalog import Build, Catalog, entry, known
+
+__all__ = ["CATALOGS"]
 
 C = "exir"
 P = "executorch.exir.passes"

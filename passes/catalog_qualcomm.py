@@ -10,7 +10,9 @@ get the program, as ``get_to_edge_transform_passes`` injects it.
 
 from __future__ import annotations
 
-from passes.catalog import Build, Catalog, entry, known
+from harness.catalog import Build, Catalog, entry, known
+
+__all__ = ["CATALOGS"]
 
 C = "qualcomm"
 P = "executorch.backends.qualcomm._passes"
@@ -117,7 +119,7 @@ _KNOWN = {
 
 def _build(b: Build) -> Build:
     if b.how == "call" and b.args and isinstance(b.args[0], str) and ":" in b.args[0]:
-        from passes.catalog import resolve
+        from harness.catalog import resolve
 
         return Build("call", (resolve(b.args[0]),))  # a module-level function: picklable by reference
     return b

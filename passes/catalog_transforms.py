@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import torch
 
-from passes.catalog import Build, Catalog, entry, known
+from harness.catalog import Build, Catalog, entry, known
+
+__all__ = ["CATALOGS"]
 
 C = "transforms"
 P = "executorch.backends.transforms"

@@ -14,7 +14,9 @@ Vulkan conformance suite's job (``passgate vulkan``), the IR checks are this one
 
 from __future__ import annotations
 
-from passes.catalog import Build, Catalog, entry, known
+from harness.catalog import Build, Catalog, entry, known
+
+__all__ = ["CATALOGS"]
 
 C = "vulkan"
 P = "executorch.backends.vulkan._passes"

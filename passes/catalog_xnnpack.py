@@ -10,7 +10,9 @@ meaning-changing or carry ``by-design`` known failures, each with the reason.
 
 from __future__ import annotations
 
-from passes.catalog import Build, Catalog, entry, known
+from harness.catalog import Build, Catalog, entry, known
+
+__all__ = ["CATALOGS"]
 
 C = "xnnpack"
 P = "executorch.backends.xnnpack._passes"

@@ -9,14 +9,20 @@ this file is what changes (the ``source`` field says where to look):
   each pass built the way its ``transform()`` builds it;
 - ``to_executorch``: ``EdgeProgramManager.to_executorch`` with the default
   ``ExecutorchBackendConfig`` (exir/program/_program.py), up to memory planning.
+
+The engine finds them through the ``passgate.pipelines`` entry point group
+(pyproject.toml registers each function by its pipeline name), never by
+importing this module.
 """
 
 from __future__ import annotations
 
 from functools import partial
 
+from harness.catalog import Build, EntryFactory
 from harness.pipelines.pipeline import Pipeline, Step
-from passes.catalog import Build, EntryFactory
+
+__all__ = ["vulkan", "xnnpack", "to_executorch", "vulkan_verifiers", "vulkan_memory_planning"]
 
 BT = "executorch.backends.transforms"
 VK = "executorch.backends.vulkan._passes"
@@ -127,4 +133,3 @@ def to_executorch() -> Pipeline:
                     "executorch/exir/program/_program.py (edge_to_executorch_passes)")
 
 
-PIPELINES = {"vulkan": vulkan, "xnnpack": xnnpack, "to_executorch": to_executorch}

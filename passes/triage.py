@@ -6,9 +6,10 @@ across passes (new nodes made with ``graph.create_node`` and no metadata, a
 pass that edits the program it was handed, ops the edge verifier only
 accepts after backend preprocessing), so they are triaged here once, by the
 pass's class name, the check and the violation's message. ``passgate
-baseline update`` uses these rules for every violation the run did not
-already annotate; a violation no rule explains stays ``untriaged`` and the
-tests refuse a committed baseline that holds one.
+baseline update`` uses these rules (through the ``passgate.triage`` entry
+point group, where pyproject.toml registers :func:`triage`) for every
+violation the run did not already annotate; a violation no rule explains
+stays ``untriaged`` and the tests refuse a committed baseline that holds one.
 
 Pipeline steps (``vulkan/06:FusePatternsPass``) match by their class name,
 like catalog entries (``vulkan.FusePatternsPass``).
@@ -21,7 +22,10 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from passes.catalog import KnownFailure
+from harness.catalog import KnownFailure
+from harness.core.results import check_ids
+
+__all__ = ["Rule", "RULES", "VULKAN_CHECKS", "attr_of", "triage"]
 
 VK_META = "https://github.com/pytorch/executorch/blob/v1.5.1/backends/vulkan/patterns"
 
@@ -42,7 +46,7 @@ class Rule:
 
 _META = ("meta_stack_trace", "meta_nn_module_stack")
 _FUSIONS = ("vulkan-preprocess", "fuse-patterns")  # vulkan.fusion's built-in fusions, as the Vulkan checks name them
-VULKAN_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
+VULKAN_CHECKS = check_ids("vulkan")
 _DIAGNOSED = ""  # reason: the diagnosis passgate's Vulkan checks wrote into the message ("Fault: ...")
 
 RULES: tuple[Rule, ...] = (

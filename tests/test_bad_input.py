@@ -13,7 +13,7 @@ import pytest
 from run_helpers import DATA, EXE, load
 
 from harness.cli.main import main
-from harness.graphs.cases import clear_memo
+from harness.graphs.memos import MEMOS
 
 RELU = "passes.reference:ReplaceInPlaceReluWithOutOfPlaceReluPass"
 USER = f"{DATA}/user_passes.py"
@@ -130,7 +130,7 @@ def test_corrupt_cache_entry_is_rebuilt_with_a_warning(tmp_path, capsys):
     data = bytearray(entry.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one flipped byte: the checksum no longer matches
     entry.write_bytes(bytes(data))
-    clear_memo()  # this process keeps lowered cases in memory too: make it read the disk
+    MEMOS.clear()  # this process keeps lowered cases in memory too: make it read the disk
     capsys.readouterr()
     assert main(args) == 0
     err = capsys.readouterr().err

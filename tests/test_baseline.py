@@ -18,7 +18,7 @@ TESTS = Path(__file__).parent
 VENDOR = f'''
 import sys
 sys.path.insert(0, {str(TESTS)!r})
-from passes.catalog import Catalog, entry, known
+from harness.catalog import Catalog, entry, known
 from broken_passes import RetargetAddToSub  # noqa: F401 (resolved by spec below)
 
 UPSTREAM = (

@@ -8,15 +8,16 @@ import pytest
 
 from fixtures.builtin import BUILTIN_SPECS
 from harness.graphs import cache as cache_mod
-from harness.graphs.cases import clear_memo, load_case
+from harness.graphs.cases import load_case
+from harness.graphs.memos import MEMOS
 
 
 @pytest.fixture
 def fresh_cache(tmp_path):
     c = cache_mod.CaseCache(tmp_path / "cache")
-    clear_memo()
+    MEMOS.clear()
     yield c
-    clear_memo()
+    MEMOS.clear()
 
 
 SPEC = BUILTIN_SPECS[1]  # conv_bn_relu
@@ -26,7 +27,7 @@ def test_second_load_comes_from_disk_and_is_faster(fresh_cache):
     started = time.perf_counter()
     cold = load_case(SPEC, fresh_cache)
     cold_s = time.perf_counter() - started
-    clear_memo()
+    MEMOS.clear()
     started = time.perf_counter()
     warm = load_case(SPEC, fresh_cache)
     warm_s = time.perf_counter() - started
@@ -44,12 +45,12 @@ def test_corrupt_entry_is_rebuilt_with_a_warning(fresh_cache, capsys):
     data = bytearray(path.read_bytes())
     data[-10] ^= 0xFF  # flip one byte of the payload
     path.write_bytes(bytes(data))
-    clear_memo()
+    MEMOS.clear()
     with pytest.warns(UserWarning, match="corrupt"):
         case = load_case(SPEC, fresh_cache)
     assert not case.from_cache and fresh_cache.rebuilt == 1
     assert "corrupt" in capsys.readouterr().err
-    clear_memo()
+    MEMOS.clear()
     assert load_case(SPEC, fresh_cache).from_cache  # rebuilt entry is good again
 
 
@@ -57,7 +58,7 @@ def test_truncated_entry_is_rebuilt(fresh_cache):
     load_case(SPEC, fresh_cache)
     path = fresh_cache.path_for(SPEC)
     path.write_bytes(path.read_bytes()[:100])
-    clear_memo()
+    MEMOS.clear()
     with pytest.warns(UserWarning):
         assert not load_case(SPEC, fresh_cache).from_cache
 

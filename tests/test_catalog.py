@@ -7,8 +7,9 @@ from importlib.metadata import entry_points
 
 import pytest
 
+from harness import catalog
 from harness.cli.main import main
-from passes import catalog
+from harness.core import plugins
 
 CORE = ("exir", "transforms", "vulkan", "xnnpack")
 
@@ -19,7 +20,7 @@ def catalogs():
 
 
 def test_entry_point_group_registers_passgates_own_catalogs(catalogs):
-    points = {ep.name: ep.value for ep in entry_points(group=catalog.ENTRY_POINT_GROUP)}
+    points = {ep.name: ep.value for ep in entry_points(group=plugins.CATALOGS)}
     assert points.get("passgate") == "passes.catalog:builtin_catalogs"
     assert set(CORE) <= set(catalogs)
 
@@ -93,7 +94,7 @@ def test_run_a_catalog_slice_writes_the_catalog_section(tmp_path, capsys):
 def test_third_party_catalog_by_spec(tmp_path, capsys):
     plugin = tmp_path / "vendor_catalog.py"
     plugin.write_text(
-        "from passes.catalog import Catalog, entry\n"
+        "from harness.catalog import Catalog, entry\n"
         "CATALOG = Catalog('vendor', (), (entry('vendor', 'passes.reference:RemoveDetachPass', stage='export',"
         " contract='removes detach'),))\n")
     status = main(["run", "--catalog", f"{plugin}:CATALOG", "--graphs", "inplace_views",

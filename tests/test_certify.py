@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from harness.cli.main import main
 from harness.report import certify
-from harness.run import suite
+from harness.run import profiles as suite
 
 
 def _keypair(folder: Path, name: str) -> tuple[Path, Path]:

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from harness.cli.main import main as cli
+from harness.cli import main as cli
 from harness.graphs.random.generate import draw_program, random_specs
 from harness.graphs.sources import DEFAULT_RANDOM_COUNT
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from harness.check.loading import load_pass
-from harness.check.runner import RunConfig, check_all
+from harness.core.config import RunConfig
 from harness.core.results import Status
+from harness.run.scheduler import Tally, check_all
 
 DATA = Path(__file__).resolve().parent / "data"
 BAD = f"{DATA}/misbehaving_passes.py"
@@ -52,7 +53,7 @@ def test_hang_abort_raise_among_correct_passes(cases):
     passes = [load_pass(RELU, stage="edge")] + [load_pass(f"{BAD}:{n}") for n in names]
     seen = []
     results = check_all(passes, cases, RunConfig(timeout=1.0, isolate=True, workers=2),
-                        progress=lambda done, total, p, g, rs: seen.append((done, total, p, g)))
+                        Tally(lambda e: seen.append((e.done, e.total, e.pass_name, e.graph))))
 
     order = [(p.name, c.name) for p in passes for c in cases]
     assert [(p, g) for _, _, p, g in seen] == order  # delivered in order despite two workers
@@ -118,12 +119,11 @@ def test_check_isolates_by_default_and_no_isolation_runs_in_process(tmp_path, ca
 
 def test_worker_memos_reach_the_parent(builtin_cases):
     """Reference outputs a worker computed are kept, so the next worker forked does not redo them."""
-    from harness.check import runner
+    from harness.graphs.memos import MEMOS
 
     case = builtin_cases["conv_bn_relu"]
-    for table in (runner._REFERENCES, runner._SHARED_FPS):
-        for k in [k for k in table if id(case) in k]:
-            del table[k]
+    MEMOS.forget([case])
+    assert not any(id(case) in k for k in MEMOS.references)
     check_all([load_pass(f"{BAD}:identity")], [case], RunConfig(isolate=True))
-    assert any(id(case) in k for k in runner._REFERENCES)
-    assert (id(case), "edge") in runner._SHARED_FPS
+    assert any(id(case) in k for k in MEMOS.references)
+    assert (id(case), "edge") in MEMOS.fingerprints

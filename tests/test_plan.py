@@ -43,15 +43,61 @@ def test_narrowed_plan_drops_pipelines_partitioners_and_vulkan():
     assert [s.name for s in p.needed_specs()] == ["mlp", "conv_bn_relu"]
 
 
+def test_units_compare_by_kind_name_and_graph_and_keep_cuts_a_shard():
+    p = plan.build("standard", catalogs=["exir"], only=["exir.CSEPass"], graphs=["mlp", "conv_bn_relu"],
+                   pipelines=["xnnpack"], partitioners=["xnnpack"])
+    units = p.units()
+    assert units == p.units() and len(set(units)) == len(units)  # what a unit carries is not its identity
+    assert [u.kind for u in units] == ["entry", "entry", "pipeline", "pipeline", "partitioner", "partitioner"]
+    assert units[2].pairs == len(p.pipelines[0].steps) and units[0].pairs == 1
+    shard = {u for u in units if u.kind == "entry" and u.graph == "mlp"} | {u for u in units if u.kind == "pipeline"}
+    p.keep(shard)
+    assert set(p.units()) == shard and p.applied["exir.CSEPass"] == ["mlp"] and not p.partitioners
+
+
+def test_engine_imports_no_content():
+    """harness/ never imports passes/, vulkan/ or fixtures/: content plugs in through entry points."""
+    import ast
+    from pathlib import Path
+
+    bad = []
+    for path in sorted(Path(ROOT, "harness").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            bad += [f"{path.relative_to(ROOT)}:{node.lineno}: {n}" for n in names
+                    if n.split(".")[0] in ("passes", "vulkan", "fixtures")]
+    assert not bad
+
+
+def test_content_plugs_in_through_entry_points():
+    from importlib.metadata import entry_points
+
+    from harness.cli.main import COMMANDS
+    from harness.graphs import sources
+    from harness.pipelines.pipeline import registered_pipelines
+
+    def group(name):
+        return {ep.name: ep.value for ep in entry_points(group=name)}
+
+    assert group("passgate.units") == {"vulkan": "vulkan.unit:units"}
+    assert group("passgate.triage") == {"passgate": "passes.triage:triage"}
+    assert COMMANDS["vulkan"] == "vulkan.cli" and list(COMMANDS)[-1] == "vulkan"  # after the engine's own
+    assert sources.static_sources() == ("builtin", "zoo", "quantized")  # not the entry points' name order
+    assert set(registered_pipelines()) == {"vulkan", "xnnpack", "to_executorch"}
+
+
 def test_run_judges_every_item_it_announces(builtin_cases):
     """Each (pass, check) a unit announces comes back from running it, and nothing else does."""
-    from harness.check.runner import RunConfig
+    from harness.core.config import RunConfig
 
     p = plan.build("standard", catalogs=["exir"], only=["exir.RemoveNoopPass"], graphs=["mlp"],
                    pipelines=["xnnpack"])
-    got = []
-    p.run(p.units(), {"mlp": builtin_cases["mlp"]}, RunConfig(),
-          lambda graph, name, rs: got.extend((graph, r.pass_name, r.check) for r in rs))
+    got = [(r.graph, r.pass_name, r.check) for r in p.run(p.units(), {"mlp": builtin_cases["mlp"]}, RunConfig())]
     announced = {(u.graph, name, check) for u in p.units() for name, check in p.items(u)}
     assert set(got) <= announced
     entry_items = {x for x in announced if x[1] == "exir.RemoveNoopPass"}

@@ -14,7 +14,7 @@ import pytest
 from junitparser import Error, Failure, JUnitXml, Skipped
 
 from harness.cli.main import main
-from harness.report import report_html
+from harness.report import report_html, writers
 from harness.report import summary_md as report_markdown
 from harness.report import view as reports
 
@@ -38,7 +38,7 @@ def doc(run_dir) -> dict:
 
 
 def test_every_run_writes_the_four_reports(run_dir):
-    assert sorted(p.name for p in run_dir.iterdir()) == sorted(reports.REPORT_FILES)
+    assert sorted(p.name for p in run_dir.iterdir()) == sorted(writers.REPORT_FILES)
 
 
 def test_results_json_follows_the_published_schema(doc):
@@ -77,7 +77,7 @@ def test_junit_failure_carries_repro_path_and_shrunk_graph(tmp_path, doc):
     rec = next(r for r in doc["results"] if r["check"] == "meta_val" and r["status"] == "fail")
     rec["details"].update(repro="repro_ab12.py", shrunk_graph="def forward(x):\n    return x + x\n")
     rec["message"] = "weird <chars> & \x07 bell"
-    reports.write_all(tmp_path, doc)
+    writers.write_all(tmp_path, doc)
     xml = JUnitXml.fromfile(str(tmp_path / "junit.xml"))
     case = next(c for s in xml for c in s if c.name == "inplace_views::meta_val")
     assert "repro: repro_ab12.py" in case.result[0].text and "return x + x" in case.result[0].text
@@ -184,7 +184,7 @@ def test_a_crashing_writer_costs_one_report_not_the_results(tmp_path, capsys):
     def broken(report_dir, doc):
         raise RuntimeError("boom")
 
-    reports._guarded(broken, "x.html")(tmp_path, {})
+    writers.guarded(broken, "x.html")(tmp_path, {})
     assert "x.html was not written: RuntimeError: boom" in capsys.readouterr().err
 
 
@@ -237,7 +237,7 @@ def test_baseline_gate_section_is_rendered_and_its_known_violations_waived(tmp_p
                    "fixed": [{"pass": "Old", "graph": "mlp", "check": "meta_val", "reason": "fixed upstream"}],
                    "known": known, "not_evaluated": [], "baseline": "reports/baseline.json", "status": "fail"}
     assert reports.validation_errors(doc) == []
-    reports.write_all(tmp_path, doc)
+    writers.write_all(tmp_path, doc)
     xml = JUnitXml.fromfile(str(tmp_path / "junit.xml"))
     failed = [c.name for s in xml for c in s if any(isinstance(r, Failure) for r in c.result)]
     assert failed == [f"{regression['graph']}::{regression['check']}"]

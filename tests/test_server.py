@@ -93,13 +93,13 @@ def test_check_through_server_matches_a_local_run(served, tmp_path):
 
 
 def test_opt_outs(monkeypatch):
-    from harness.serve import client as server
+    from harness.serve import client
 
     monkeypatch.delenv("PASSGATE_NO_SERVER", raising=False)
-    assert server.wanted(["check", "--pass", "x:y"])
-    assert not server.wanted(["check", "--pass", "x:y", "--no-server"])
+    assert client.wanted(["check", "--pass", "x:y"])
+    assert not client.wanted(["check", "--pass", "x:y", "--no-server"])
     monkeypatch.setenv("PASSGATE_NO_SERVER", "1")
-    assert not server.wanted(["check", "--pass", "x:y"])
+    assert not client.wanted(["check", "--pass", "x:y"])
 
 
 def test_edited_pass_file_is_picked_up(served, tmp_path):
@@ -125,7 +125,7 @@ def test_socket_is_private(served):
 
 
 def test_stale_socket_falls_back_silently(passgate_cache, tmp_path, tmp_path_factory):
-    from harness.serve import client as server
+    from harness.serve import protocol
 
     runtime = tmp_path_factory.mktemp("xdg")  # short: a socket path must fit in 108 bytes
     runtime.chmod(0o700)
@@ -134,8 +134,8 @@ def test_stale_socket_falls_back_silently(passgate_cache, tmp_path, tmp_path_fac
     old = os.environ.get("XDG_RUNTIME_DIR")
     os.environ["XDG_RUNTIME_DIR"] = str(runtime)
     try:
-        path = server.socket_path(server.resolve_cache_root(str(passgate_cache)))
-        assert server.secure_dir(path.parent, create=True)
+        path = protocol.socket_path(protocol.resolve_cache_root(str(passgate_cache)))
+        assert protocol.secure_dir(path.parent, create=True)
     finally:
         if old is None:
             del os.environ["XDG_RUNTIME_DIR"]

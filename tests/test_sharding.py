@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli.main import main
+from harness.core.shards import Shard
 from harness.run import sharding
 
 SUB = "passes.reference:replace_add_mul_with_sub"
@@ -42,7 +43,7 @@ def runs(tmp_path_factory) -> dict:
 @pytest.mark.parametrize("n", [1, 2, 3, 5])
 def test_split_is_a_partition_balanced_within_one(n):
     passes, graphs = ["b", "a", "c"], [f"g{i}" for i in range(7)]
-    parts = [sharding.assigned(sharding.Shard(i, n), passes, graphs) for i in range(1, n + 1)]
+    parts = [sharding.assigned(Shard(i, n), passes, graphs) for i in range(1, n + 1)]
     assert set().union(*parts) == {(p, g) for p in passes for g in graphs}
     assert sum(len(p) for p in parts) == len(passes) * len(graphs)
     assert max(map(len, parts)) - min(map(len, parts)) <= 1
@@ -50,7 +51,7 @@ def test_split_is_a_partition_balanced_within_one(n):
     for g in graphs:
         assert sum(any(gg == g for _, gg in part) for part in parts) <= 2
     # independent of the order names were given in
-    assert parts == [sharding.assigned(sharding.Shard(i, n), passes[::-1], graphs[::-1]) for i in range(1, n + 1)]
+    assert parts == [sharding.assigned(Shard(i, n), passes[::-1], graphs[::-1]) for i in range(1, n + 1)]
 
 
 def test_two_shards_merged_give_the_unsharded_verdicts(runs, capsys):

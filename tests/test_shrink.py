@@ -127,7 +127,8 @@ def test_shrink_keeps_the_same_check_id(passgate_cache):
     import broken_passes
 
     from harness.check.loading import from_object
-    from harness.check.runner import RunConfig, check_pass_on_case
+    from harness.check.runner import check_pass_on_case
+    from harness.core.config import RunConfig
     from harness.graphs.cases import load_case
     from harness.graphs.random.generate import program_of, random_specs
     from harness.reduce.shrink import shrink

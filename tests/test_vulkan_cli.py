@@ -11,7 +11,7 @@ import pytest
 def main():
     from harness.cli.main import main as cli
 
-    return cli.main
+    return cli
 
 
 def test_list_and_usage_errors(main, capsys, tmp_path):

@@ -36,6 +36,8 @@ from hypothesis import strategies as st
 from vulkan import flows, models, shapes
 from vulkan.recipes import LINEAR_ANCHORS, PREPROCESS, Recipe
 
+__all__ = ["RECIPES", "BY_NAME", "select"]
+
 ALL = 0  # absorbs: every node of that op must be gone
 
 _lin = {a: ALL for a in LINEAR_ANCHORS}
@@ -108,7 +110,6 @@ K4 = st.integers(1, 10).map(lambda k: 4 * k)
 K_unaligned = st.integers(5, 40).filter(lambda k: k % 4)
 G4 = st.sampled_from([4, 12, 16, 32])  # 12: K = 12, 36 are multiples of 4 but not of 8
 lin_q4 = shapes.linear(group=G4)
-lin_q8 = shapes.linear(K=K4, relu=st.booleans())
 lin_gemv = shapes.linear(K=K4, relu=st.booleans(), lead_=st.one_of(st.just([1]), st.just([2, 1])))
 lin_gemm = shapes.linear(K=K4, relu=st.booleans(), lead_=st.one_of(st.integers(2, 9).map(lambda m: [m]),
                                                                      st.integers(2, 6).map(lambda m: [2, m])))

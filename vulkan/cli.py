@@ -1,8 +1,10 @@
 """``passgate vulkan``: Vulkan Q/DQ fusion conformance from the command line.
 
-Registered in ``harness/cli/main.py`` as ``COMMANDS["vulkan"] = "vulkan.cli"``
-(``add_parser(subparsers)`` / ``run(args) -> int``, torch imported only in
-``run`` so ``passgate --help`` stays fast).
+Registered as ``vulkan = "vulkan.cli"`` in the ``passgate.commands`` entry
+point group (pyproject.toml), which ``harness/cli/main.py`` merges into its
+command table (``add_parser(subparsers)`` / ``run(args) -> int``; nothing
+heavy at module level, torch imported only in ``run``, so ``passgate --help``
+stays fast).
 
 Writes ``DIR/results.json`` (the harness's schema; the per-op table and
 per-case records under the ``"vulkan"`` key), ``DIR/vulkan_table.md`` and
@@ -16,6 +18,8 @@ import sys
 import time
 
 from harness.cli.check import positive_int
+
+__all__ = ["DEFAULT_REPORT_DIR", "MODES", "add_parser", "run"]
 
 DEFAULT_REPORT_DIR = "reports/generated/vulkan"
 MODES = ("vulkan-preprocess", "fuse-patterns")
@@ -123,7 +127,7 @@ def run(args) -> int:
 def _write(report_dir, args, fusions, device, results, records, rows, started, status) -> None:
     import json
 
-    from harness.graphs.cache import atomic_write_bytes
+    from harness.core.io import atomic_write_bytes
     from harness.report import results_json as report_json
     from vulkan import table
 

@@ -129,16 +129,10 @@ def load_executor(spec: Optional[str]) -> Any:
         return BUILTIN[spec or "reference"]()
     import inspect
 
-    from harness.check import loading  # same module/file resolution as --pass
+    from harness.check.loading import resolve_spec  # same module/file resolution as --pass
 
-    location, sep, attr = spec.rpartition(":")
-    if not sep or not location or not attr:
-        raise UsageError(f"executor SPEC {spec!r} must be reference, executorch-vulkan, package.module:Name or path/to/file.py:Name")
-    is_file = location.endswith(".py") or "/" in location
-    module = loading._import_file(location) if is_file else loading._import_module(location)
-    if not hasattr(module, attr):
-        raise UsageError(f"{location} has no attribute {attr!r}")
-    obj = getattr(module, attr)
+    obj = resolve_spec(spec, "executor", "reference, executorch-vulkan, package.module:Name or path/to/file.py:Name")
+    attr = spec.rpartition(":")[2]
     obj = obj() if inspect.isclass(obj) else obj
     if not callable(getattr(obj, "run", None)):
         raise UsageError(f"executor {spec} has no run(subject, inputs) method")

@@ -121,7 +121,8 @@ def apply_one(program, p):
 def _timed(mode: str, fn, ep, timeout: Optional[float]) -> FusionRun:
     import logging
 
-    from harness.check.invoke import PassTimeout, deadline
+    from harness.check.invoke import deadline
+    from harness.core.errors import PassTimeout
 
     # A fused op whose CPU implementation cannot run on fake tensors makes the
     # pass's re-trace fail; torch logs the whole traceback at ERROR before
@@ -225,10 +226,10 @@ class UserFusion(Fusion):
             if _takes_program(obj):
                 out = obj(ep)
             else:
-                from harness.check.invoke import _as_graph_module, _fold_back
+                from harness.check.invoke import as_graph_module, fold_back
 
-                gm = _as_graph_module(obj(ep.graph_module), ep.graph_module)
-                out, _ = _fold_back(ep, gm)
+                gm = as_graph_module(obj(ep.graph_module), ep.graph_module)
+                out, _ = fold_back(ep, gm)
         else:
             p = self.loaded.make(ep)
             if hasattr(p, "_exported_program"):

@@ -33,7 +33,8 @@ import time
 from dataclasses import replace
 from typing import Optional
 
-from harness.graphs.cache import atomic_write_bytes, default_cache, roundtrip
+from harness.core.io import atomic_write_bytes
+from harness.graphs.cache import default_cache, roundtrip
 from harness.graphs.cases import CaseSpec, GraphCase
 
 LOWERING_DEFINITION = "exported cached; to_edge(EdgeCompileConfig(_check_ir_validity=False, preserve_ops=VulkanPartitioner ops_not_to_decompose)) v2"

@@ -12,13 +12,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Iterable, Optional
 
-from harness.core.results import CheckResult, Status, result
+from harness.core.results import CheckResult, Status, check_ids, result
 from vulkan import catalog, checks, fusion, lowering, recipes
 from vulkan.context import CaseContext
 from vulkan.executors import ReferenceExecutor
 from vulkan.ircheck import IR_CHECKS_ON_FUSED, ir_checks
 
-VULKAN_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
+__all__ = ["VULKAN_CHECKS", "ALL_CHECKS", "CaseRecord", "VulkanRun", "check_case", "run"]
+
+VULKAN_CHECKS = check_ids("vulkan")
 ALL_CHECKS = VULKAN_CHECKS + IR_CHECKS_ON_FUSED
 
 

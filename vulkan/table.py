@@ -13,13 +13,14 @@ import math
 from collections import Counter
 from typing import Iterable
 
+from harness.core.results import check_ids
 from vulkan.diagnose import shape_explanation
 
-VULKAN_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
+_VULKAN_CHECKS = check_ids("vulkan")
 
 
 def _failed(rec) -> list[str]:
-    return [c for c in VULKAN_CHECKS if rec.statuses.get(c) in ("fail", "error")]
+    return [c for c in _VULKAN_CHECKS if rec.statuses.get(c) in ("fail", "error")]
 
 
 def _min(values: Iterable) -> float:

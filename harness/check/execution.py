@@ -22,6 +22,8 @@ import torch.fx
 from torch.export.graph_signature import InputKind
 from torch.utils import _pytree as pytree
 
+__all__ = ["flat_args", "describe", "RecordingInterpreter", "Execution", "execute", "input_draws"]
+
 
 def flat_args(ep, user_inputs: tuple) -> list:
     """The graph module's positional arguments for ``user_inputs``."""

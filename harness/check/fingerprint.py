@@ -16,6 +16,8 @@ from typing import Any
 import torch
 import torch.fx
 
+__all__ = ["tensor_digest", "canonical", "exact", "first_difference"]
+
 
 def tensor_digest(t: torch.Tensor) -> str:
     t = t.detach()

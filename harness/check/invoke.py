@@ -28,9 +28,10 @@ import torch
 import torch.fx
 from torch.fx.passes.infra.pass_base import PassBase, PassResult
 
+from harness.core.errors import PassTimeout
+from harness.core.kinds import Outcome
 
-class PassTimeout(Exception):
-    pass
+__all__ = ["deadline", "PassRun", "fold_back", "as_graph_module", "Watcher", "set_watch", "run_pass"]
 
 
 @contextmanager
@@ -55,7 +56,7 @@ def deadline(seconds: Optional[float]):
 
 @dataclass
 class PassRun:
-    outcome: str  # ok | not_applicable | raised | timeout
+    outcome: Outcome
     program: Any = None  # the resulting ExportedProgram
     returned_input: bool = False  # the pass edited in place and returned what it was handed
     has_ensures: bool = False
@@ -70,7 +71,7 @@ def _overrides(p: Any, base: type, name: str) -> bool:
     return getattr(type(p), name, None) is not getattr(base, name, None)
 
 
-def _fold_back(ep, new_gm: torch.fx.GraphModule):
+def fold_back(ep, new_gm: torch.fx.GraphModule):
     """ExecuTorch's ExportedProgramPassManager update, on a shallow copy of ``ep``."""
     from executorch.exir._program_utils import (
         _get_updated_graph_signature,
@@ -97,7 +98,7 @@ def _fold_back(ep, new_gm: torch.fx.GraphModule):
     return out, signature_error
 
 
-def _as_graph_module(res: Any, handed: torch.fx.GraphModule) -> torch.fx.GraphModule:
+def as_graph_module(res: Any, handed: torch.fx.GraphModule) -> torch.fx.GraphModule:
     if res is None:
         return handed
     if isinstance(res, PassResult):
@@ -107,41 +108,49 @@ def _as_graph_module(res: Any, handed: torch.fx.GraphModule) -> torch.fx.GraphMo
     raise TypeError(f"the pass returned a {type(res).__name__}; expected a PassResult, a GraphModule or None")
 
 
-# Called as ``watch("start" | "end", label, timeout)`` around every pass call. A
-# worker process of harness.run.isolation sets it, so its parent knows when the
-# pass itself is running and can kill one stuck in native code, where the
-# SIGALRM deadline below cannot reach it. None in-process: no cost.
-watch: Optional[Callable[[str, str, Optional[float]], None]] = None
+Watcher = Callable[[str, str, Optional[float]], None]
+_watch: Optional[Watcher] = None
+
+
+def set_watch(watcher: Optional[Watcher]) -> None:
+    """Call ``watcher("start" | "end", label, timeout)`` around every pass call of this process.
+
+    A worker process of :mod:`harness.run.isolation` sets one, so its parent
+    knows when the pass itself is running and can kill one stuck in native
+    code, where the SIGALRM deadline cannot reach it. None (the default): no cost.
+    """
+    global _watch
+    _watch = watcher
 
 
 def run_pass(loaded, ep, timeout: Optional[float], label: str = "run") -> PassRun:
     """Run ``loaded`` (a LoadedPass) on ``ep`` (a private copy). Never raises (but KeyboardInterrupt).
 
-    ``label`` names the call for :data:`watch`: ``run``, ``idempotent`` or ``deterministic``.
+    ``label`` names the call for the watcher (:func:`set_watch`): ``run``, ``idempotent`` or ``deterministic``.
     """
-    if watch is None:
+    watcher = _watch
+    if watcher is None:
         return _run_pass(loaded, ep, timeout)
-    watch("start", label, timeout)
+    watcher("start", label, timeout)
     try:
         return _run_pass(loaded, ep, timeout)
     finally:
-        watch("end", label, timeout)
+        watcher("end", label, timeout)
 
 
 def _run_pass(loaded, ep, timeout: Optional[float]) -> PassRun:
     from executorch.exir.pass_base import ExportedProgramPassBase
 
     started = time.perf_counter()
-    run = PassRun("ok")
+    run = PassRun(Outcome.OK)
     try:
         with deadline(timeout):
             p = loaded.make(ep)
             if isinstance(p, ExportedProgramPassBase):
                 run.has_ensures = _overrides(p, ExportedProgramPassBase, "ensures")
-                try:
-                    p.requires(ep)
-                except Exception as exc:  # noqa: BLE001
-                    return _not_applicable(exc, started)
+                refused = _requires(p, ep)
+                if refused is not None:
+                    return _not_applicable(refused, started)
                 res = p.call(ep)
                 out = getattr(res, "exported_program", res)
                 run.returned_input = out is ep
@@ -153,24 +162,32 @@ def _run_pass(loaded, ep, timeout: Optional[float]) -> PassRun:
                 split = isinstance(p, PassBase) and not _overrides(p, PassBase, "__call__")
                 if split:
                     run.has_ensures = _overrides(p, PassBase, "ensures")
-                    try:
-                        p.requires(gm)
-                    except Exception as exc:  # noqa: BLE001
-                        return _not_applicable(exc, started)
+                    refused = _requires(p, gm)
+                    if refused is not None:
+                        return _not_applicable(refused, started)
                     res = p.call(gm)
                 else:
                     res = p(gm)
-                new_gm = _as_graph_module(res, gm)
+                new_gm = as_graph_module(res, gm)
                 run.returned_input = new_gm is gm
                 if split and run.has_ensures:
                     run.ensures_error = _try(p.ensures, new_gm)
-                run.program, run.signature_error = _fold_back(ep, new_gm)
+                run.program, run.signature_error = fold_back(ep, new_gm)
     except PassTimeout as exc:
-        run = PassRun("timeout", error=str(exc))
+        run = PassRun(Outcome.TIMEOUT, error=str(exc))
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the pass raises is its verdict, sys.exit too
-        run = PassRun("raised", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=12))
+        run = PassRun(Outcome.RAISED, error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=12))
     run.seconds = time.perf_counter() - started
     return run
+
+
+def _requires(p: Any, arg: Any) -> Optional[BaseException]:
+    """What the pass's ``requires`` hook raised on ``arg`` (the pass does not apply), or None."""
+    try:
+        p.requires(arg)
+        return None
+    except Exception as exc:  # noqa: BLE001 - whatever requires raises means "not for this program"
+        return exc
 
 
 def _try(fn, arg) -> Optional[str]:
@@ -183,7 +200,7 @@ def _try(fn, arg) -> Optional[str]:
 
 def _not_applicable(exc: BaseException, started: float) -> PassRun:
     return PassRun(
-        "not_applicable",
+        Outcome.NOT_APPLICABLE,
         error=f"requires: {type(exc).__name__}: {exc}",
         seconds=time.perf_counter() - started,
     )

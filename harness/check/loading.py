@@ -25,9 +25,13 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from harness.core.errors import UsageError
+from harness.graphs.cases import STAGES
+
+__all__ = ["SEMANTICS", "LoadedPass", "instantiate", "import_file", "import_module", "is_file_location",
+           "resolve_spec", "load_pass", "from_object"]
 
 SEMANTICS = ("preserving", "changing")
 
@@ -108,7 +112,8 @@ def _user_import(folder: Optional[str]):
             sys.path.remove(folder)
 
 
-def _import_file(path: str):
+def import_file(path: str):
+    """The pass file at ``path`` as a module (imported once per process), its folder importable while it loads."""
     if not os.path.isfile(path):
         raise UsageError(f"pass file not found: {path}")
     mod_name = "passgate_user_" + "".join(c if c.isalnum() else "_" for c in os.path.abspath(path))
@@ -132,7 +137,8 @@ def _import_file(path: str):
     return module
 
 
-def _import_module(name: str):
+def import_module(name: str):
+    """The module ``name``, resolved from the working folder as ``python -m`` would; UsageError if it does not import."""
     cwd = None if "" in sys.path else os.getcwd()  # package.module SPECs resolve from the cwd, as `python -m` does
     try:
         with _user_import(cwd):
@@ -166,22 +172,34 @@ def _declared(obj: Any, attr: str, allowed, default: str, spec: str) -> str:
     return value
 
 
-def load_pass(spec: str, semantics: Optional[str] = None, stage: Optional[str] = None) -> LoadedPass:
-    """Resolve SPEC. Raises :class:`UsageError` naming what was not found."""
-    from harness.graphs.cases import STAGES
+def is_file_location(location: str) -> bool:
+    """Does the part of a SPEC before ``:`` name a file (``path/to/file.py``) rather than a module?"""
+    return location.endswith(".py") or os.sep in location or "/" in location
 
+
+def resolve_spec(spec: str, what: str = "pass", forms: str = "package.module:Name or path/to/file.py:Name") -> Any:
+    """The object a SPEC names: ``package.module:Name`` or ``path/to/file.py:Name``, ``Name`` possibly dotted.
+
+    Every SPEC passgate takes (passes, pipelines, catalogs, executors) goes
+    through here, so they all accept the same forms and fail with the same
+    one-line :class:`UsageError`; ``what`` and ``forms`` word that error.
+    """
     location, sep, attr = spec.rpartition(":")
     if not sep or not location or not attr:
-        raise UsageError(f"pass SPEC {spec!r} must be package.module:Name or path/to/file.py:Name")
-    if location.endswith(".py") or os.sep in location or "/" in location:
-        module = _import_file(location)
-    else:
-        module = _import_module(location)
-    obj: Any = module
+        raise UsageError(f"{what} SPEC {spec!r} must be {forms}")
+    obj: Any = import_file(location) if is_file_location(location) else import_module(location)
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise UsageError(f"{location} has no attribute {attr!r}")
         obj = getattr(obj, part)
+    return obj
+
+
+def load_pass(spec: str, semantics: Optional[str] = None, stage: Optional[str] = None) -> LoadedPass:
+    """Resolve SPEC. Raises :class:`UsageError` naming what was not found."""
+
+    obj = resolve_spec(spec)
+    attr = spec.rpartition(":")[2]
     kind = _kind_of(obj)
     if kind is None or inspect.ismodule(obj):
         raise UsageError(f"{spec} is not a pass: {'an' if type(obj).__name__[0] in 'aeiouAEIOU' else 'a'} {type(obj).__name__} is neither a class, an instance nor a function")
@@ -189,33 +207,25 @@ def load_pass(spec: str, semantics: Optional[str] = None, stage: Optional[str] =
         raise UsageError(f"{spec} is not a pass: it is an exception class")
     if kind == "class" and _required_params(obj) > 1:
         instantiate(obj)  # raises the UsageError that says what it needs
-    return LoadedPass(
-        spec=spec,
-        name=attr,
-        obj=obj,
-        kind=kind,
-        semantics=semantics or _declared(obj, "passgate_semantics", SEMANTICS, "preserving", spec),
-        stage=stage or _declared(obj, "passgate_stage", STAGES, "edge", spec),
-    )
+    return _loaded(spec, attr, obj, kind, semantics, stage)
 
 
 def from_object(obj: Any, name: Optional[str] = None, semantics: Optional[str] = None,
                 stage: Optional[str] = None) -> LoadedPass:
     """A LoadedPass for a Python object (for the library API and tests)."""
-    from harness.graphs.cases import STAGES
 
     kind = _kind_of(obj)
     if kind is None:
         raise UsageError(f"{obj!r} is not a pass")
     label = name or getattr(obj, "__qualname__", None) or type(obj).__name__
+    return _loaded(label, label, obj, kind, semantics, stage)
+
+
+def _loaded(spec: str, name: str, obj: Any, kind: str, semantics: Optional[str], stage: Optional[str]) -> LoadedPass:
+    """The LoadedPass, its semantics and stage as given, else as the pass declares them, else the defaults."""
     return LoadedPass(
-        spec=label,
-        name=label,
-        obj=obj,
-        kind=kind,
-        semantics=semantics or _declared(obj, "passgate_semantics", SEMANTICS, "preserving", label),
-        stage=stage or _declared(obj, "passgate_stage", STAGES, "edge", label),
+        spec=spec, name=name, obj=obj, kind=kind,
+        semantics=semantics or _declared(obj, "passgate_semantics", SEMANTICS, "preserving", spec),
+        stage=stage or _declared(obj, "passgate_stage", STAGES, "edge", spec),
     )
 
-
-CallablePass = Callable[..., Any]

@@ -19,6 +19,9 @@ from typing import Iterable
 
 import torch.fx
 
+__all__ = ["META_CHECKS", "SYNTHETIC_PREFIX", "seed_metadata", "snapshot", "missing_key", "meta_key_message",
+           "names_preview", "VALUE_OPS", "nodes_without_val"]
+
 META_CHECKS = {
     "meta_stack_trace": "stack_trace",
     "meta_nn_module_stack": "nn_module_stack",

@@ -14,6 +14,8 @@ from typing import Optional
 
 import torch
 
+__all__ = ["TOLERANCES", "tolerance", "Comparison", "compare_outputs"]
+
 # dtype -> (rtol, atol)
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float64: (1e-7, 1e-7),

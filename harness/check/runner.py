@@ -21,7 +21,7 @@ import functools
 import time
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from typing import Callable, Optional
 
 import torch
 
@@ -31,27 +31,14 @@ from harness.check.invoke import PassRun, run_pass
 from harness.check.loading import LoadedPass
 from harness.check.metadata import META_CHECKS, seed_metadata, snapshot
 from harness.check.numerics import compare_outputs
+from harness.core.config import RunConfig
+from harness.core.kinds import Outcome
 from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
 from harness.graphs.cases import GraphCase
+from harness.graphs.memos import MEMOS
 
-
-@dataclass
-class RunConfig:
-    stage: Optional[str] = None  # None: the pass's own declared stage
-    semantics: Optional[str] = None  # None: the pass's own declaration
-    timeout: float = 60.0
-    seed: int = 0
-    draws: int = 5  # numeric input draws, the sample included
-    checks: Optional[frozenset] = None  # None: every IR check
-    # Run each pass x graph in a worker process (harness.run.isolation), so a pass
-    # that crashes or hangs in native code is a verdict; off: in-process, for debugging.
-    isolate: bool = False
-    workers: int = 1  # worker processes when isolated
-    # (pass name, graph name) pairs already done (a resumed run): counted, not run.
-    skip: frozenset = frozenset()
-
-    def wants(self, check: str) -> bool:
-        return self.checks is None or check in self.checks
+__all__ = ["reference_outputs", "prepare_case", "check_pass_on_case", "IDEMPOTENT_BY_DETERMINISM", "op_counts",
+           "op_diff", "changes_text"]
 
 
 @dataclass
@@ -60,23 +47,21 @@ class _Reference:
     outputs: list  # per draw: list of tensors, or None when the pre-pass program fails on it
 
 
-_REFERENCES: dict = {}
-_SHARED_FPS: dict = {}
 
 
 def reference_outputs(case: GraphCase, stage: str, seed: int, count: int) -> _Reference:
     # the thread count is part of the key: multi-threaded kernels may round differently, and a warm
     # server computes references under one thread for the (one-threaded) isolation workers it forks
     key = (case.spec.key, id(case), stage, seed, count, torch.get_num_threads())
-    if key not in _REFERENCES:
+    if key not in MEMOS.references:
         program = case.shared(stage)  # read-only: execute() clones state and inputs
         draws = input_draws(case.sample_inputs(), count, seed)
         outs = []
         for _, inputs in draws:
             ex = execute(program, inputs)
             outs.append(ex.outputs if ex.ok else None)
-        _REFERENCES[key] = _Reference(draws, outs)
-    return _REFERENCES[key]
+        MEMOS.references[key] = _Reference(draws, outs)
+    return MEMOS.references[key]
 
 
 def _shared_fingerprint(case: GraphCase, stage: str) -> str:
@@ -87,9 +72,9 @@ def _shared_fingerprint(case: GraphCase, stage: str) -> str:
 def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
     """The shared case's fingerprint as first seen in this process: what ``input_unchanged`` compares against."""
     key = (id(case), stage)
-    if key not in _SHARED_FPS:
-        _SHARED_FPS[key] = _shared_fingerprint(case, stage)
-    return _SHARED_FPS[key]
+    if key not in MEMOS.fingerprints:
+        MEMOS.fingerprints[key] = _shared_fingerprint(case, stage)
+    return MEMOS.fingerprints[key]
 
 
 def prepare_case(case: GraphCase, stage: str = "edge", config: Optional[RunConfig] = None) -> None:
@@ -102,12 +87,6 @@ def prepare_case(case: GraphCase, stage: str = "edge", config: Optional[RunConfi
     reference_outputs(case, stage, config.seed, config.draws)
 
 
-def clear_memos() -> None:
-    """Forget every per-case memo of this process (reference outputs, fingerprints)."""
-    _REFERENCES.clear()
-    _SHARED_FPS.clear()
-
-
 def _fresh_input(case: GraphCase, stage: str):
     ep = case.program(stage)
     seed_metadata(ep.graph_module)
@@ -117,7 +96,6 @@ def _fresh_input(case: GraphCase, stage: str):
 def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = RunConfig()) -> list[CheckResult]:
     """Every IR check of DESIGN.md for ``loaded`` on ``case``, as CheckResults."""
     stage = config.stage or loaded.stage
-    semantics = config.semantics or loaded.semantics
     out: list[CheckResult] = []
 
     def add(check: str, v: verifiers.Verdict, seconds: float = 0.0) -> None:
@@ -132,12 +110,12 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     handed_fp = fingerprint.exact(ep.graph_module, ep)
     run = run_pass(loaded, ep, config.timeout)
 
-    if run.outcome == "not_applicable":
+    if run.outcome == Outcome.NOT_APPLICABLE:
         for check in IR_CHECK_IDS:
             add(check, verifiers.Verdict(Status.NOT_APPLICABLE, run.error))
         return out
-    if run.outcome != "ok":
-        what = "timed out" if run.outcome == "timeout" else "raised"
+    if run.outcome != Outcome.OK:
+        what = "timed out" if run.outcome == Outcome.TIMEOUT else "raised"
         add("runs", verifiers.Verdict(Status.FAIL, f"the pass {what}: {run.error}",
                                       {"outcome": run.outcome, "traceback": run.traceback}), run.seconds)
         for check in IR_CHECK_IDS:
@@ -148,6 +126,21 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     res = run.program
     changes = op_diff(before_ops, op_counts(res.graph_module))
     add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {"ops_changed": changes}), run.seconds)
+    _judge_structure(add, res, run, before_meta)
+    _judge_execution(add, res, case, stage, config, config.semantics or loaded.semantics)
+    if run.has_ensures:
+        add("ensures", verifiers.Verdict(Status.FAIL, f"ensures failed: {run.ensures_error}")
+            if run.ensures_error else verifiers.PASS)
+    else:
+        add("ensures", verifiers.Verdict(Status.NOT_APPLICABLE, "the pass has no ensures hook"))
+    _timed(add, "input_unchanged", lambda: _input_unchanged(run, ep, handed_fp, case, stage))
+    _judge_reruns(add, loaded, res, handed_fp, case, stage, config)
+    verifiers.attribute_consequences(out)
+    return out
+
+
+def _judge_structure(add: Callable, res, run: PassRun, before_meta: dict) -> None:
+    """The checks that read the result's graph and signature without running it."""
     _timed(add, "no_call_module", lambda: verifiers.no_call_module(res))
     _timed(add, "graph_lint", lambda: verifiers.graph_lint(res))
     _timed(add, "meta_val", lambda: verifiers.meta_val(res))
@@ -156,25 +149,24 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     _timed(add, "signature", lambda: verifiers.signature(res, run.signature_error))
     _timed(add, "verifier", lambda: verifiers.dialect_verifier(res))
 
+
+def _judge_execution(add: Callable, res, case: GraphCase, stage: str, config: RunConfig, semantics: str) -> None:
+    """One recorded execution of the result, shared by runnable, val_matches_execution and numerics."""
     started = time.perf_counter()
     ref = reference_outputs(case, stage, config.seed, config.draws)
     sample_run = execute(res, ref.draws[0][1], record=True)
-    exec_seconds = time.perf_counter() - started
-    add("runnable", verifiers.runnable(sample_run), exec_seconds)
+    add("runnable", verifiers.runnable(sample_run), time.perf_counter() - started)
     _timed(add, "val_matches_execution", lambda: verifiers.val_matches_execution(res, sample_run))
     if config.wants("numerics"):
         _timed(add, "numerics", lambda: _numerics(res, ref, sample_run, semantics))
 
-    if run.has_ensures:
-        add("ensures", verifiers.Verdict(Status.FAIL, f"ensures failed: {run.ensures_error}")
-            if run.ensures_error else verifiers.PASS)
-    else:
-        add("ensures", verifiers.Verdict(Status.NOT_APPLICABLE, "the pass has no ensures hook"))
 
-    _timed(add, "input_unchanged", lambda: _input_unchanged(run, ep, handed_fp, case, stage))
+def _judge_reruns(add: Callable, loaded: LoadedPass, res, handed_fp: str, case: GraphCase, stage: str,
+                  config: RunConfig) -> None:
+    """``deterministic`` and ``idempotent``: the pass run again, on a fresh input and on its own result."""
 
     @functools.cache
-    def result_form() -> tuple:  # the result's canonical form, which both checks below compare against
+    def result_form() -> tuple:  # the result's canonical form, which both checks compare against
         return fingerprint.canonical(res)
 
     # deterministic runs first: when the pass changed nothing, its second run (on a fresh copy of the
@@ -194,8 +186,6 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         add("idempotent", *_measured(idempotence, "idempotent"))
     if determinism is not None:
         add("deterministic", *determinism)
-    verifiers.attribute_consequences(out)
-    return out
 
 
 IDEMPOTENT_BY_DETERMINISM = verifiers.Verdict(
@@ -277,8 +267,8 @@ def _idempotent(loaded: LoadedPass, res, result_form: Callable[[], tuple], timeo
         return verifiers.Verdict(Status.SKIP, "the pass's result cannot be copied for a second run (runnable and "
                                  f"verifier say why): {type(exc).__name__}: {exc}")
     run = run_pass(loaded, again, timeout, label="idempotent")
-    if run.outcome != "ok":
-        return verifiers.Verdict(Status.FAIL if run.outcome != "not_applicable" else Status.PASS,
+    if run.outcome != Outcome.OK:
+        return verifiers.Verdict(Status.FAIL if run.outcome != Outcome.NOT_APPLICABLE else Status.PASS,
                                  f"second run: {run.outcome}: {run.error}")
     first, second = result_form(), fingerprint.canonical(run.program)
     if second != first:
@@ -289,40 +279,9 @@ def _idempotent(loaded: LoadedPass, res, result_form: Callable[[], tuple], timeo
 def _deterministic(loaded: LoadedPass, result_form: Callable[[], tuple], case: GraphCase, stage: str,
                    timeout: float) -> verifiers.Verdict:
     run = run_pass(loaded, _fresh_input(case, stage), timeout, label="deterministic")
-    if run.outcome != "ok":
+    if run.outcome != Outcome.OK:
         return verifiers.Verdict(Status.FAIL, f"the run on a second copy ended {run.outcome}: {run.error}")
     a, b = result_form(), fingerprint.canonical(run.program)
     if a != b:
         return verifiers.Verdict(Status.FAIL, f"two runs on copies of the same input differ: {fingerprint.first_difference(a, b)}")
     return verifiers.PASS
-
-
-def check_all(passes: Iterable[LoadedPass], cases: Iterable[GraphCase], config: RunConfig = RunConfig(),
-              progress: Optional[Callable[[int, int, str, str, list], None]] = None) -> list[CheckResult]:
-    """Every pass on every case; ``progress(done, total, pass, graph, results)`` after each.
-
-    Pairs come in the same order (pass-major) whether they run in-process or,
-    with ``config.isolate``, in worker processes; pairs in ``config.skip``
-    count as done without running, so a resumed run's progress continues.
-    """
-    passes, cases = list(passes), list(cases)
-    total = len(passes) * len(cases)
-    todo = [(p, case) for p in passes for case in cases if (p.name, case.name) not in config.skip]
-    results: list[CheckResult] = []
-    done = total - len(todo)
-
-    def deliver(index: int, rs: list) -> None:
-        nonlocal done
-        results.extend(rs)
-        done += 1
-        if progress:
-            progress(done, total, todo[index][0].name, todo[index][1].name, rs)
-
-    if config.isolate:
-        from harness.run.isolation import run_isolated
-
-        run_isolated(todo, config, deliver, workers=config.workers)
-    else:
-        for index, (p, case) in enumerate(todo):
-            deliver(index, check_pass_on_case(p, case, config))
-    return results

@@ -20,6 +20,9 @@ from harness.check.execution import Execution
 from harness.check.metadata import META_CHECKS, meta_key_message, missing_key, names_preview, nodes_without_val
 from harness.core.results import Status
 
+__all__ = ["Verdict", "PASS", "no_call_module", "graph_lint", "meta_val", "meta_key", "val_matches_execution",
+           "signature", "dialect_verifier", "CONSEQUENCES", "attribute_consequences", "runnable"]
+
 
 @dataclass
 class Verdict:

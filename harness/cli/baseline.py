@@ -4,8 +4,10 @@
 with the same options as ``passgate run``, or reading a ``results.json`` with
 ``--from``). Reasons survive updates: an entry already in the baseline keeps
 its reason and upstream reference; a new one takes the catalog's known-failure
-reason where the catalog has one, and is marked ``untriaged`` otherwise, so a
-reviewer sees in the diff what still needs a reason.
+reason where the catalog has one, else the reason of the triage rules content
+registers under the ``passgate.triage`` entry point group (passgate's own:
+``passes/triage.py``), and is marked ``untriaged`` otherwise, so a reviewer
+sees in the diff what still needs a reason.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import time
 from pathlib import Path
 
 from harness.core.errors import UsageError
+
+__all__ = ["add_parser", "run_update", "run_show"]
+
 
 
 def add_parser(sub) -> None:
@@ -39,11 +44,10 @@ def add_parser(sub) -> None:
 
 def _catalog_reasons(catalog_names):
     """(pass, graph, check) -> the catalog's KnownFailure, for reasons of new entries."""
+    from harness.catalog import all_entries, resolve_catalogs
     from harness.graphs import sources
-    from harness.run.plan import resolve_catalogs
-    from passes import catalog
 
-    entries = {e.name: e for e in catalog.all_entries(resolve_catalogs(catalog_names))}
+    entries = {e.name: e for e in all_entries(resolve_catalogs(catalog_names))}
     specs = sources.known_static()
 
     def reason(pass_name: str, graph: str, check: str):
@@ -58,6 +62,19 @@ def _catalog_reasons(catalog_names):
         return e.known_for(check, graph, tags)
 
     return reason
+
+
+def _triage():
+    """The triage rules content registers under ``passgate.triage`` (``passgate`` first, then by name), as one
+    function (pass name, check, message) -> KnownFailure or None: the first rule set that explains it."""
+    from harness.core import plugins
+
+    rules = [rule for _ep, rule in plugins.load_all(plugins.TRIAGE, "triage")]
+
+    def triage(pass_name: str, check: str, message: str):
+        return next((k for k in (rule(pass_name, check, message) for rule in rules) if k is not None), None)
+
+    return triage
 
 
 def run_update(args) -> int:
@@ -92,16 +109,15 @@ def run_update(args) -> int:
     def reasons(pass_name, graph, check):
         k = annotated.get((pass_name, graph, check))
         if k:
-            from passes.catalog import KnownFailure
+            from harness.catalog import KnownFailure
 
             return KnownFailure(check, k.get("reason", ""), k.get("upstream", ""), (), k.get("kind", "bug"))
         k = from_catalog(pass_name, graph, check) if from_catalog else None
         if k is None:
-            from passes.triage import triage
-
             k = triage(pass_name, check, messages.get((pass_name, graph, check), ""))
         return k
     messages = {(r.pass_name, r.graph, r.check): r.message for r in results}
+    triage = _triage()
     env = doc.get("environment", {})
     new = bl.updated(results, previous, reasons, args.strict, generated={
         "by": "passgate baseline update", "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -14,6 +14,9 @@ from __future__ import annotations
 import sys
 
 from harness.cli.check import add_common_run_options, configure_cache
+from harness.core.kinds import ExitCode
+
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub) -> None:
@@ -31,6 +34,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from harness.core.config import configuration
     from harness.core.errors import UsageError
     from harness.core.results import CHECKS
     from harness.graphs import sources
@@ -46,18 +50,17 @@ def run(args) -> int:
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
     found: list = []
-    session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet, configuration={
-        "command": "bisect", "pipeline": pipeline.name, "pipeline_spec": args.pipeline,
-        "steps": [s.name for s in pipeline.steps], "check": args.check, "graphs": [s.name for s in specs],
-        "seed": args.seed, "timeout": args.timeout, "strict": args.strict,
-    })
+    session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet, configuration=configuration(
+        "bisect", pipeline=pipeline.name, pipeline_spec=args.pipeline, steps=[s.name for s in pipeline.steps],
+        check=args.check, graphs=[s.name for s in specs], seed=args.seed, timeout=args.timeout, strict=args.strict))
 
     def body(s: Session) -> None:
-        from harness.check.runner import RunConfig
+        from harness.core.config import RunConfig
+        from harness.core.results import RERUN_CHECKS
         from harness.pipelines.pipeline import PIPELINE_CHECKS
 
         config = RunConfig(stage=pipeline.stage, timeout=args.timeout, seed=args.seed,
-                           checks=PIPELINE_CHECKS | ({"idempotent", "deterministic"} if args.strict else set()))
+                           checks=PIPELINE_CHECKS | (RERUN_CHECKS if args.strict else frozenset()))
         for case in s.load_cases(specs):
             res = bisect(pipeline, case, config, args.check, args.strict,
                          on_probe=lambda p, g=case.name: s.note(
@@ -75,4 +78,4 @@ def run(args) -> int:
                 alone = ", ".join(r.confirmed) or "nothing (the failure needs the earlier passes' output)"
                 print(f"passgate:   judged alone on its input, step {r.first_bad + 1} fails: {alone}", file=sys.stdout)
                 print(f"passgate:   reproducer: {r.repro}", file=sys.stdout)
-    return 1 if any(r.first_bad is not None for r in found) else status
+    return ExitCode.VIOLATION if any(r.first_bad is not None for r in found) else status

@@ -1,6 +1,6 @@
 """``passgate certify`` and ``passgate verify``: make a certification bundle, check one.
 
-``certify`` runs the versioned suite (:mod:`harness.run.suite`: its passes, graphs,
+``certify`` runs the versioned suite (:mod:`harness.run.profiles`: its passes, graphs,
 seeds and known violations for the profile; the workload is not
 configurable, or it would not be the suite) plus the backend under test, and
 writes the bundle described in :mod:`harness.report.certify`. Its exit status is the
@@ -15,6 +15,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+__all__ = ["KEY_HELP", "add_parser", "run_certify", "run_verify"]
+
 KEY_HELP = ("make a key pair with: openssl genpkey -algorithm ed25519 -out key.pem && "
             "openssl pkey -in key.pem -pubout -out key.pub.pem")
 
@@ -23,7 +25,7 @@ def add_parser(sub) -> None:
     if "certify" in sub.choices:  # COMMANDS maps both names to this module
         return
     from harness.cli.check import positive_float
-    from harness.run.suite import PROFILES
+    from harness.run.profiles import PROFILES
 
     c = sub.add_parser("certify", help="run the versioned suite and write a verifiable certification bundle",
                        description="Run the versioned conformance suite for a profile and write a bundle: every "
@@ -32,7 +34,7 @@ def add_parser(sub) -> None:
                        "A profile other than full is marked in the bundle as NOT A FULL CERTIFICATION. "
                        "Exit status: the run's (0 conformant, 1 violations).")
     c.add_argument("--out", required=True, metavar="DIR", help="bundle folder (must be new or empty)")
-    c.add_argument("--profile", choices=PROFILES, default="full", help="suite profile (default full)")
+    c.add_argument("--profile", choices=tuple(PROFILES), default="full", help="suite profile (default full)")
     c.add_argument("--backend", metavar="SPEC", help="the backend's pass or pipeline under test "
                    "(package.module:Name or file.py:Name): checked on the suite's graphs and fingerprinted")
     c.add_argument("--private-key", metavar="PEM", help=f"ed25519 private key to sign the manifest ({KEY_HELP})")
@@ -71,41 +73,40 @@ def _empty_out(path: str) -> Path:
 
 def run_certify(args) -> int:
     from harness.check.loading import load_pass
-    from harness.check.runner import RunConfig, check_all
+    from harness.core.config import RunConfig, configuration, pass_record
     from harness.graphs import cache, sources
     from harness.report import certify
-    from harness.run import suite
+    from harness.run import forking, profiles
+    from harness.run.scheduler import Tally, check_all
     from harness.run.session import Session
 
     key_pem = _read_key(args.private_key, "--private-key") if args.private_key else None
     if key_pem is not None:
         certify.sign(b"probe", key_pem)  # a bad key is a usage error before the run, not after
-    wl = suite.workload(args.profile)
+    wl = profiles.workload(args.profile)
     specs = list(wl.passes) + ([args.backend] if args.backend else [])
     passes = [load_pass(s) for s in specs]
     backend = certify.backend_fingerprint(args.backend)
     graphs = sources.select(list(wl.graphs), wl.random_count or None, wl.seed)
     out = _empty_out(args.out)
     cache.configure(args.cache_dir, disabled=args.no_cache)
-    from harness.run import isolation
 
     # a vendor backend that crashes the interpreter is a result of the certification, not its end
-    config = RunConfig(timeout=args.timeout, seed=wl.seed, isolate=isolation.available())
+    config = RunConfig(timeout=args.timeout, seed=wl.seed, isolate=forking.available())
     seeds = {"suite_seed": wl.seed, "random_count": wl.random_count, "numeric_draws": config.draws,
              "numeric_seed": config.seed}
     known = [{"pass": p, "graph": g, "check": c, "reason": r} for (p, g, c), r in sorted(wl.known.items())]
-    certification = {"suite_version": suite.SUITE_VERSION, "profile": wl.profile, "full": wl.profile == "full",
+    certification = {"suite_version": profiles.SUITE_VERSION, "profile": wl.profile, "full": wl.profile == "full",
                      "backend": args.backend}
-    session = Session(report_dir=out, quiet=args.quiet, configuration={
-        "command": "certify", "profile": wl.profile, "suite_version": suite.SUITE_VERSION,
-        "passes": [{"spec": p.spec, "name": p.name, "stage": p.stage, "semantics": p.semantics} for p in passes],
-        "graphs": [s.name for s in graphs], "graph_selection": list(wl.graphs), "seed": wl.seed,
-        "timeout": args.timeout, "strict": False, "backend": args.backend})
+    session = Session(report_dir=out, quiet=args.quiet, configuration=configuration(
+        "certify", profile=wl.profile, suite_version=profiles.SUITE_VERSION, passes=[pass_record(p) for p in passes],
+        graphs=[s.name for s in graphs], graph_selection=wl.graphs, seed=wl.seed, timeout=args.timeout,
+        strict=False, backend=args.backend))
     session.waived = set(wl.known)
 
     def body(s: Session) -> None:
         cases = s.load_cases(graphs)
-        check_all(passes, cases, config, progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
+        check_all(passes, cases, config, Tally(s.record))
 
     status = session.run(body, extra=lambda: {"known_violations": known, "certification": certification})
     from harness.report import view as reports
@@ -113,12 +114,12 @@ def run_certify(args) -> int:
     doc = reports.load(out)
     verdict = "INCOMPLETE" if not doc["complete"] else ("PASS" if status == 0 else "FAIL")
     cert = certify.Certificate(
-        suite_version=suite.SUITE_VERSION, profile=wl.profile, backend=backend,
+        suite_version=profiles.SUITE_VERSION, profile=wl.profile, backend=backend,
         environment=certify.environment_fingerprint(backend), seeds=seeds,
         passes=doc["configuration"]["passes"],
         graphs=[{"name": c["name"], "source": c.get("source"), "key": c.get("key")} for c in doc["cases"]],
         known_violations=known, verdict=verdict, exit_status=status, summary=doc["summary"])
-    from harness.graphs.cache import atomic_write_bytes
+    from harness.core.io import atomic_write_bytes
 
     atomic_write_bytes(out / certify.CERTIFICATE, certify.canonical_json(cert.to_json()))
     if not cert.full:
@@ -127,7 +128,7 @@ def run_certify(args) -> int:
     if not args.quiet:
         partial = "" if cert.full else f" -- NOT A FULL CERTIFICATION (profile {wl.profile})"
         signed = ", signed" if key_pem else ", unsigned"
-        print(f"passgate: certification bundle {out}: suite {suite.SUITE_VERSION}, verdict {verdict}{signed}{partial}")
+        print(f"passgate: certification bundle {out}: suite {profiles.SUITE_VERSION}, verdict {verdict}{signed}{partial}")
     return status
 
 

@@ -6,7 +6,10 @@ import argparse
 from dataclasses import replace
 
 from harness.core.errors import UsageError
-from harness.run.sharding import argument as shard_argument
+from harness.core.shards import argument as shard_argument
+
+__all__ = ["DEFAULT_REPORT_DIR", "positive_float", "positive_int", "check_selection", "add_common_run_options",
+           "add_parser", "configure_cache", "run"]
 
 DEFAULT_REPORT_DIR = "reports/generated"
 
@@ -119,8 +122,9 @@ def run(args) -> int:
 
     # Pass SPECs first and torch later: a mistyped SPEC is answered before the ~10 s of imports.
     passes = [load_pass(spec, semantics=args.semantics, stage=args.stage) for spec in args.passes]
-    from harness.check.runner import RunConfig
-    from harness.run import isolation
+    from harness.core.config import RunConfig, configuration, pass_record
+    from harness.run import forking
+    from harness.run.scheduler import Tally
     from harness.run.session import Session
 
     names = [p.name for p in passes]
@@ -130,32 +134,23 @@ def run(args) -> int:
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
     config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
-                       isolate=not args.no_isolation and isolation.available(), workers=args.workers,
+                       isolate=not args.no_isolation and forking.available(), workers=args.workers,
                        checks=args.checks)
     session = Session(
         report_dir=report_dir,
         strict=args.strict,
         quiet=args.quiet,
         resume=args.resume,
-        configuration={
-            "command": "check",
-            "passes": [{"spec": p.spec, "name": p.name, "stage": args.stage or p.stage,
-                        "semantics": args.semantics or p.semantics} for p in passes],
-            "graphs": [s.name for s in specs],
-            "graph_selection": args.graphs or ["builtin"],
-            "seed": args.seed,
-            "count": args.count,
-            "timeout": args.timeout,
-            "strict": args.strict,
-            **({"checks": sorted(args.checks)} if args.checks else {}),
-            "shard": str(args.shard) if args.shard else None,
-        },
+        configuration=configuration(
+            "check", passes=[pass_record(p, args.stage, args.semantics) for p in passes],
+            graphs=[s.name for s in specs], graph_selection=args.graphs or ["builtin"], seed=args.seed,
+            count=args.count, timeout=args.timeout, strict=args.strict, checks=args.checks, shard=args.shard),
     )
 
     def body(s: Session) -> None:
         shard = sharding.plan(args.shard, names, specs)
         cases = s.load_cases(shard.specs)
-        shard.check(passes, cases, replace(config, skip=s.done_pairs), progress=lambda *a: (s.results.extend(a[4]), s.progress(*a)))
+        shard.check(passes, cases, replace(config, skip=s.done_pairs), Tally(s.record))
         if not args.no_shrink:  # failing random graphs -> minimal graph + repro_<id>.py (harness/reduce/shrink.py)
             from harness.reduce.shrink import shrink_failures
 

@@ -14,6 +14,9 @@ import sys
 import time
 
 from harness.core.errors import UsageError
+from harness.core.kinds import ExitCode
+
+__all__ = ["SOURCES", "RANDOM_NAME", "add_parser", "run", "show", "list_static", "list_random"]
 
 SOURCES = ("random", "zoo", "builtin", "quantized", "all")
 RANDOM_NAME = re.compile(r"^random_s(-?\d+)_(\d+)$")
@@ -47,12 +50,12 @@ def run(args) -> int:
         raise UsageError(f"unknown graph source {args.source!r}; expected one of {', '.join(SOURCES)}")
     if args.show:
         print(show(args.show, args.source, args.seed, args.count))
-        return 0
+        return ExitCode.OK
     from harness.graphs import cache, sources
 
     cache.configure(args.cache_dir, disabled=args.no_cache)
     count = args.count or sources.DEFAULT_RANDOM_COUNT
-    status = 0
+    status = ExitCode.OK
     for source in (("builtin", "zoo", "quantized", "random") if args.source == "all" else (args.source,)):
         if source == "random":
             status |= list_random(count, args.seed, args.quiet)
@@ -72,7 +75,7 @@ def show(name: str, source: str, seed: int, count) -> str:
     known = sources.known_static()
     if name not in known:
         raise UsageError(f"unknown case {name!r}: not a random_s<seed>_<index> name or a case of "
-                         f"{', '.join(sources.STATIC_SOURCES)} (see `passgate graphs --source all`)")
+                         f"{', '.join(sources.static_sources())} (see `passgate graphs --source all`)")
     spec = known[name]
     return f"# {spec.name} ({spec.source}): {spec.description}\n{spec.definition}"
 
@@ -116,7 +119,7 @@ def list_static(source: str, quiet: bool) -> int:
             print(f"passgate: graph {i}/{len(specs)} {spec.name}", file=sys.stderr, flush=True)
     print(_table(rows))
     print(f"{source}: {len(specs)} cases, {len(specs) - failed} lower")
-    return 1 if failed else 0
+    return ExitCode.VIOLATION if failed else ExitCode.OK
 
 
 def list_random(count: int, seed: int, quiet: bool) -> int:
@@ -144,4 +147,4 @@ def list_random(count: int, seed: int, quiet: bool) -> int:
           f"(draw + export + to_edge + serialize, {seconds:.1f} s); "
           f"{STATS['redrawn'] - redrawn} of {STATS['statements'] - statements + STATS['redrawn'] - redrawn} "
           f"constructed calls failed eagerly and were redrawn; * = dynamic batch dim")
-    return 1 if failures else 0
+    return ExitCode.VIOLATION if failures else ExitCode.OK

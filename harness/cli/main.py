@@ -1,7 +1,8 @@
 """The ``passgate`` command line.
 
-Subcommands live in their own modules (``harness/cmd_*.py``, ``vulkan/cli.py``)
-and are registered in :data:`COMMANDS`; each module exposes
+Subcommands live in their own modules (``harness/cli/<command>.py``, and
+content's, e.g. ``vulkan/cli.py`` through the ``passgate.commands`` entry
+point group) and are listed in :data:`COMMANDS`; each module exposes
 ``add_parser(subparsers)`` and ``run(args) -> int`` and imports torch only
 inside ``run``, so ``passgate --help`` answers without the ~10 s import of
 torch and executorch.
@@ -19,10 +20,15 @@ import os
 import sys
 from typing import Optional, Sequence
 
-from harness import __version__
 from harness.core.errors import UsageError
+from harness.core.kinds import ExitCode
+from harness.core.version import __version__
 
-# subcommand -> module exposing add_parser(subparsers) and run(args)
+__all__ = ["COMMANDS", "DESCRIPTION", "build_parser", "main"]
+
+# subcommand -> module exposing add_parser(subparsers) and run(args): the engine's own, in this order, then
+# the modules content registers under the ``passgate.commands`` entry point group (``vulkan = "vulkan.cli"``),
+# by name; a registered name cannot replace an engine command. Reading the group imports nothing.
 COMMANDS: dict[str, str] = {
     "check": "harness.cli.check",
     "report": "harness.cli.report",
@@ -34,8 +40,16 @@ COMMANDS: dict[str, str] = {
     "bisect": "harness.cli.bisect",
     "graphs": "harness.cli.graphs",
     "serve": "harness.cli.serve",
-    "vulkan": "vulkan.cli",
 }
+
+
+def _registered_commands() -> dict[str, str]:
+    from harness.core import plugins
+
+    return {ep.name: ep.module for ep in plugins.points(plugins.COMMANDS)}
+
+
+COMMANDS.update({name: module for name, module in _registered_commands().items() if name not in COMMANDS})
 
 DESCRIPTION = """\
 passgate: a pass-test and conformance harness for PyTorch / ExecuTorch graph passes.
@@ -91,7 +105,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser.parse_args(argv)
         if not getattr(args, "command", None):
             parser.print_help()
-            return 2
+            return ExitCode.USAGE
         from harness.core.quiet import silence_third_party
 
         silence_third_party()
@@ -99,10 +113,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return int(args.run(args))
     except UsageError as exc:
         print(f"passgate: error: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except KeyboardInterrupt:
         print("passgate: interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
 
 
 if __name__ == "__main__":  # pragma: no cover

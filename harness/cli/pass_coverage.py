@@ -31,6 +31,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
+from harness.core.kinds import ExitCode
+
+__all__ = ["DEFAULT_REPORT", "ModuleCoverage", "measured_modules", "module_file", "analyse", "render", "main"]
+
 DEFAULT_REPORT = "reports/generated/coverage"
 
 
@@ -56,7 +60,7 @@ def _executorch_root() -> str:
 
 def measured_modules(catalog_names) -> dict:
     """module name -> catalog name: every module a runnable entry lives in, plus the Vulkan patterns."""
-    from harness.run.plan import resolve_catalogs
+    from harness.catalog import resolve_catalogs
 
     out: dict = {}
     for c in resolve_catalogs(catalog_names):
@@ -137,8 +141,8 @@ def main(argv=None) -> int:
         status = passgate(run_args)
     finally:
         cov.stop()
-    if status == 2:
-        return 2
+    if status == ExitCode.USAGE:
+        return ExitCode.USAGE
     from harness.run.profiles import profile
 
     rows = analyse(cov, measured_modules(args.catalog or list(profile(args.profile).catalogs) or None))
@@ -150,7 +154,7 @@ def main(argv=None) -> int:
     (report / "pass_coverage.md").write_text("# Pass code executed by the graph corpus\n\n" + table + "\n")
     print(table)
     low = [r for r in rows if r.catalog == "vulkan" and args.min_percent is not None and r.percent < args.min_percent]
-    return 1 if low else 0
+    return ExitCode.VIOLATION if low else ExitCode.OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 
+__all__ = ["add_parser", "entry_json", "run", "render"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
@@ -39,7 +41,7 @@ def entry_json(e) -> dict:
 
 
 def run(args) -> int:
-    from passes import catalog
+    from harness import catalog
 
     chosen = catalog.select(args.catalog, discovered=False)
     rows, problems = [], []

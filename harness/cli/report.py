@@ -16,6 +16,10 @@ import json
 import sys
 from pathlib import Path
 
+from harness.core.kinds import ExitCode
+
+__all__ = ["add_parser", "run_merge", "run_diff", "run_render"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="merge shard reports, diff two runs, re-render reports",
@@ -56,20 +60,20 @@ def _label(path: str) -> str:
 
 def _write(out: str, doc: dict) -> Path:
     from harness.report import results_json as report_json
-    from harness.report import view as reports
+    from harness.report import writers
 
     out_dir = report_json.ensure_writable(out)
-    reports.write_all(out_dir, doc)
+    writers.write_all(out_dir, doc)
     report_json.write(out_dir, doc)
     return out_dir
 
 
 def run_merge(args) -> int:
     from harness.report import view as reports
-    from harness.run import sharding
+    from harness.report.merge import merge
 
     docs = [reports.load(p) for p in args.parts]
-    merged = sharding.merge(docs, [_label(p) for p in args.parts])
+    merged = merge(docs, [_label(p) for p in args.parts])
     errors = reports.validation_errors(merged, limit=1)
     if errors:  # a bug of ours, not the user's input: say so loudly
         raise RuntimeError(f"merged report does not follow the schema: {errors[0]}")
@@ -97,17 +101,18 @@ def run_diff(args) -> int:
         print(d.text())
     if args.gate_into:
         _write(args.gate_into, {**new, "gate": d.gate()})
-    return 1 if d.regressions else 0
+    return ExitCode.VIOLATION if d.regressions else ExitCode.OK
 
 
 def run_render(args) -> int:
     from harness.report import results_json as report_json
     from harness.report import view as reports
+    from harness.report import writers
 
     doc = reports.load(args.source)
     src = Path(args.source)
     out = args.out or str(src.parent if src.name.endswith(".json") else src)
     out_dir = report_json.ensure_writable(out)
-    paths = reports.write_all(out_dir, doc)
+    paths = writers.write_all(out_dir, doc)
     print("passgate: wrote " + ", ".join(str(p) for p in paths), file=sys.stdout)
-    return 0
+    return ExitCode.OK

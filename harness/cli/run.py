@@ -15,6 +15,8 @@ from dataclasses import replace
 
 from harness.cli.check import add_common_run_options, configure_cache
 
+__all__ = ["add_parser", "add_run_arguments", "catalog_section", "annotate_known", "plan_of", "run"]
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
@@ -35,10 +37,12 @@ def add_parser(sub) -> None:
 
 def add_run_arguments(p) -> None:
     """The workload options ``run`` and ``baseline update`` share."""
+    from harness.run.profiles import PROFILES
+
     p.add_argument("--catalog", nargs="+", metavar="NAME|SPEC",
                    help="catalog names (see `passgate passes`) or module:attr / file.py:attr giving a Catalog; "
                         "default: the profile's")
-    p.add_argument("--profile", choices=("quick", "standard", "full"), default="standard",
+    p.add_argument("--profile", choices=tuple(PROFILES), default="standard",
                    help="workload (default standard)")
     p.add_argument("--only", nargs="+", metavar="PATTERN", help="only entries whose name matches a glob")
     p.add_argument("--pipeline", dest="pipelines", action="append", metavar="NAME|SPEC",
@@ -91,10 +95,11 @@ def plan_of(args):
 
 
 def run(args) -> int:
-    from harness.check.runner import RunConfig
+    from harness.core.config import RunConfig, configuration
     from harness.report import baseline as bl
     from harness.report import results_json as report_json
-    from harness.run import isolation
+    from harness.run import forking, sharding
+    from harness.run.scheduler import Tally
     from harness.run.session import Session
 
     base = bl.load(args.baseline) if getattr(args, "baseline", None) else None  # bad baseline: exit 2 before any work
@@ -102,21 +107,17 @@ def run(args) -> int:
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
     config = RunConfig(timeout=args.timeout, seed=args.seed,
-                       isolate=not getattr(args, "no_isolation", False) and isolation.available())
+                       isolate=not getattr(args, "no_isolation", False) and forking.available())
     full_applied = {k: list(v) for k, v in p.applied.items()}
-    if getattr(args, "shard", None):  # contiguous block I of N of the units, graph-major (fewer lowerings each)
-        units = sorted(p.units(), key=lambda u: (u.graph, u.kind, u.name))
-        lo, hi = args.shard.bounds(len(units))
-        p.keep(set(units[lo:hi]))
+    shard = getattr(args, "shard", None)
+    if shard:  # contiguous block I of N of the units, graph-major (fewer lowerings each)
+        p.keep(set(sharding.split(p.units(), shard, key=lambda u: (u.graph, u.kind, u.name))))
     session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet,
-                      resume=getattr(args, "resume", False), configuration={
-        "command": "run", "profile": p.profile.name, "catalogs": [c.name for c in p.catalogs],
-        "entries": [e.name for e in p.runnable], "pipelines": [x.name for x in p.pipelines],
-        "partitioners": p.partitioners,
-        "graphs": [s.name for s in p.specs], "graph_selection": args.graphs or list(p.profile.graphs),
-        "seed": args.seed, "count": args.count, "timeout": args.timeout, "strict": args.strict,
-        "baseline": getattr(args, "baseline", None), "shard": str(args.shard) if getattr(args, "shard", None) else None,
-    })
+                      resume=getattr(args, "resume", False), configuration=configuration(
+        "run", profile=p.profile.name, catalogs=[c.name for c in p.catalogs], entries=[e.name for e in p.runnable],
+        pipelines=[x.name for x in p.pipelines], partitioners=p.partitioners, graphs=[s.name for s in p.specs],
+        graph_selection=args.graphs or p.profile.graphs, seed=args.seed, count=args.count, timeout=args.timeout,
+        strict=args.strict, baseline=getattr(args, "baseline", None), shard=shard))
     for note in p.notes:
         session.note(note)
     gate_box: dict = {}
@@ -124,16 +125,8 @@ def run(args) -> int:
     def body(s: Session) -> None:
         units = p.units()
         cases = {c.name: c for c in s.load_cases(p.needed_specs())}
-        steps = {q.name: len(q.steps) for q in p.pipelines}
-        total = sum(steps[u.name] if u.kind == "pipeline" else 1 for u in units)
-        done = [0]
-
-        def emit(graph, pass_name, rs):
-            done[0] += 1
-            s.results.extend(rs)
-            s.progress(done[0], total, pass_name, graph, rs)
-
-        p.run(units, cases, replace(config, skip=s.done_pairs), emit)
+        total = sum(u.pairs for u in units)
+        p.run(units, cases, replace(config, skip=s.done_pairs), Tally(s.record, total))
 
     def extra() -> dict:
         annotate_known(session.results, p.entries, p.specs_by_name)

@@ -6,11 +6,19 @@ import os
 import subprocess
 import sys
 import time
+from typing import Optional
 
 from harness.core.errors import UsageError
+from harness.core.kinds import ExitCode
+
+__all__ = ["START_TIMEOUT_S", "DAEMON", "add_parser", "run", "daemon"]
 
 START_TIMEOUT_S = 600.0  # a cold cache lowers every preloaded case before the server listens
 
+
+# The server process is this module run as a script, so that the commands it serves (harness.cli.main) are
+# handed to the server from the layer above instead of the server importing the command line it serves.
+DAEMON = [sys.executable, "-m", "harness.cli.serve"]
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
@@ -39,50 +47,47 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from harness.serve import client  # the server itself runs as python -m harness.serve.server
+    from harness.serve import client, protocol
 
-    root = client.resolve_cache_root(args.cache_dir)
+    root = protocol.resolve_cache_root(args.cache_dir)
     if args.status:
         info = client.request(root, "status")
         if info is None:
             print(f"passgate: no server runs for cache {root}", file=sys.stderr)
-            return 1
+            return ExitCode.VIOLATION
         import json
 
         print(json.dumps(info, indent=1))
-        return 0
+        return ExitCode.OK
     if args.stop:
         reply = client.request(root, "stop")
-        path = client.socket_path(root)
+        path = protocol.socket_path(root)
         if reply is None:
             _remove_stale(path)
             print(f"passgate: no server was running for cache {root}", file=sys.stderr)
-            return 0
+            return ExitCode.OK
         deadline = time.monotonic() + 30
         while path.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         print(f"passgate: server {reply.get('stopped')} stopped", file=sys.stderr)
-        return 0
+        return ExitCode.OK
     info = client.request(root, "status")
     if info is not None:
         print(f"passgate: a server already runs for cache {root} (pid {info['pid']}, {info['socket']})",
               file=sys.stderr)
-        return 0
+        return ExitCode.OK
     from harness.graphs import sources
 
     for source in args.preload:
-        if source not in sources.STATIC_SOURCES:
-            raise UsageError(f"--preload {source}: expected one of {', '.join(sources.STATIC_SOURCES)}")
-    cmd = [sys.executable, "-m", "harness.serve.server", "--cache-dir", os.fspath(root), "--preload", *args.preload,
-           "--idle-timeout", str(args.idle_timeout)]
+        if source not in sources.static_sources():
+            raise UsageError(f"--preload {source}: expected one of {', '.join(sources.static_sources())}")
+    cmd = [*DAEMON, "--cache-dir", os.fspath(root), "--preload", *args.preload, "--idle-timeout", str(args.idle_timeout)]
     if args.foreground:
-        from harness.serve import server
-
-        return server.main(cmd[3:])
-    if not client.secure_dir(client.socket_dir(), create=True):
-        print(f"passgate: {client.socket_dir()} is not a private folder; not starting", file=sys.stderr)
-        return 1
-    log = client.log_path(root)
+        return daemon(cmd[len(DAEMON):])
+    if not protocol.secure_dir(protocol.socket_dir(), create=True):
+        print(f"passgate: {protocol.socket_dir()} is not a private folder; not starting", file=sys.stderr)
+        return ExitCode.VIOLATION
+    log = protocol.log_path(root)
     with open(log, "ab") as out:
         os.chmod(log, 0o600)
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -92,16 +97,16 @@ def run(args) -> int:
         if proc.poll() is not None:
             print(f"passgate: the server exited during start-up (status {proc.returncode}); see {log}",
                   file=sys.stderr)
-            return 1
+            return ExitCode.VIOLATION
         info = client.request(root, "status", timeout=2.0)
         if info is not None:
             print(f"passgate: server ready (pid {info['pid']}, {info['cases_memoized']} cases memoized) on "
                   f"{info['socket']}; log {log}", file=sys.stderr)
-            return 0
+            return ExitCode.OK
         time.sleep(0.2)
     proc.kill()
     print(f"passgate: the server was not ready within {START_TIMEOUT_S:g} s; see {log}", file=sys.stderr)
-    return 1
+    return ExitCode.VIOLATION
 
 
 def _remove_stale(path) -> None:
@@ -110,3 +115,18 @@ def _remove_stale(path) -> None:
             path.unlink()
     except OSError:
         pass
+
+
+def daemon(argv: Optional[list] = None) -> int:
+    """The warm server's process (``python -m harness.cli.serve``), serving ``passgate`` commands."""
+    from harness.cli import main as cli
+    from harness.serve import server
+
+    return server.main(argv, run_command=cli.main, relaunch=DAEMON)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    # Run as harness.cli.serve, not __main__, so the children share this module's warm state.
+    from harness.cli.serve import daemon as _daemon
+
+    sys.exit(_daemon())

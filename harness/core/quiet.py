@@ -13,6 +13,8 @@ import logging
 import re
 import warnings
 
+__all__ = ["silence_third_party"]
+
 _THIRD_PARTY = re.compile(r"[/\\](torch|torchao|executorch)[/\\]")
 
 

@@ -10,6 +10,9 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any, Iterable, Optional
 
+__all__ = ["Status", "Level", "CheckInfo", "CHECKS", "check_ids", "IR_CHECK_IDS", "RERUN_CHECKS", "STATE_CHECKS",
+           "ir_checks_at", "CheckResult", "summarize", "result"]
+
 
 class Status(str, Enum):
     PASS = "pass"
@@ -29,28 +32,30 @@ class CheckInfo:
     id: str
     level: Level
     holds_when: str
-    group: str = "ir"  # ir | vulkan
+    group: str = "ir"  # ir | vulkan | partition
+    state: bool = False  # judged on the program the pass leaves, not on what it did (verify-each inherits it)
+    reruns: bool = False  # runs the pass again (a pipeline step is not promised to be rerunnable alone)
 
 
 CHECKS: dict[str, CheckInfo] = {
     c.id: c
     for c in (
         CheckInfo("runs", Level.MUST, "the pass returns without raising, within the timeout"),
-        CheckInfo("no_call_module", Level.MUST, "no call_module node is left in the graph"),
-        CheckInfo("meta_val", Level.MUST, "every value-producing node has meta['val']"),
-        CheckInfo("val_matches_execution", Level.MUST, "real execution gives the shapes/dtypes meta['val'] claims"),
+        CheckInfo("no_call_module", Level.MUST, "no call_module node is left in the graph", state=True),
+        CheckInfo("meta_val", Level.MUST, "every value-producing node has meta['val']", state=True),
+        CheckInfo("val_matches_execution", Level.MUST, "real execution gives the shapes/dtypes meta['val'] claims", state=True),
         CheckInfo("meta_stack_trace", Level.MUST, "nodes that had a stack trace keep one; new nodes get one"),
         CheckInfo("meta_nn_module_stack", Level.MUST, "likewise for nn_module_stack"),
         CheckInfo("meta_debug_handle", Level.SHOULD, "likewise for debug_handle"),
-        CheckInfo("graph_lint", Level.MUST, "Graph.lint() passes"),
-        CheckInfo("signature", Level.MUST, "the signature matches the placeholders and outputs"),
-        CheckInfo("verifier", Level.MUST, "ExecuTorch's dialect verifier accepts the result"),
-        CheckInfo("runnable", Level.MUST, "the transformed program runs on CPU on the sample inputs"),
+        CheckInfo("graph_lint", Level.MUST, "Graph.lint() passes", state=True),
+        CheckInfo("signature", Level.MUST, "the signature matches the placeholders and outputs", state=True),
+        CheckInfo("verifier", Level.MUST, "ExecuTorch's dialect verifier accepts the result", state=True),
+        CheckInfo("runnable", Level.MUST, "the transformed program runs on CPU on the sample inputs", state=True),
         CheckInfo("numerics", Level.MUST, "outputs match the pre-pass program within tolerance"),
         CheckInfo("ensures", Level.MUST, "the pass's own ensures hook holds"),
         CheckInfo("input_unchanged", Level.MUST, "the input program and the shared case are left as they were"),
-        CheckInfo("idempotent", Level.SHOULD, "running the pass a second time changes nothing"),
-        CheckInfo("deterministic", Level.SHOULD, "two runs on copies of the same input give the same graph"),
+        CheckInfo("idempotent", Level.SHOULD, "running the pass a second time changes nothing", reruns=True),
+        CheckInfo("deterministic", Level.SHOULD, "two runs on copies of the same input give the same graph", reruns=True),
         CheckInfo("fusion_expected", Level.MUST, "the expected et_vk op appears and absorbed Q/DQ nodes are gone", "vulkan"),
         CheckInfo("fused_vs_qdq", Level.MUST, "fused output matches the unfused Q/DQ program", "vulkan"),
         CheckInfo("fused_vs_float", Level.MUST, "fused output is within its SQNR bound of the float model", "vulkan"),
@@ -63,7 +68,18 @@ CHECKS: dict[str, CheckInfo] = {
     )
 }
 
-IR_CHECK_IDS: tuple[str, ...] = tuple(c.id for c in CHECKS.values() if c.group == "ir")
+def check_ids(group: str) -> tuple[str, ...]:
+    """The check ids of one group (``ir``, ``vulkan``, ``partition``), in registry order.
+
+    Query the registry instead of keeping a list of ids beside it: a list
+    kept in parallel drifts the day a check is added.
+    """
+    return tuple(c.id for c in CHECKS.values() if c.group == group)
+
+
+IR_CHECK_IDS: tuple[str, ...] = check_ids("ir")
+RERUN_CHECKS: frozenset = frozenset(c.id for c in CHECKS.values() if c.reruns)
+STATE_CHECKS: frozenset = frozenset(c.id for c in CHECKS.values() if c.state)
 
 
 def ir_checks_at(level: Level) -> frozenset:
@@ -128,14 +144,6 @@ def summarize(results: Iterable[CheckResult], strict: bool = False) -> dict:
         "passes": len({r.pass_name for r in results}),
         "graphs": len({r.graph for r in results}),
     }
-
-
-def failing_checks(results: Iterable[CheckResult], pass_name: str, graph: str) -> list[str]:
-    return sorted(
-        r.check
-        for r in results
-        if r.pass_name == pass_name and r.graph == graph and r.status in (Status.FAIL, Status.ERROR)
-    )
 
 
 def result(pass_name: str, graph: str, check: str, status: Status, message: str = "",

@@ -24,12 +24,17 @@ import json
 import os
 import pickle
 import sys
-import threading
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
+
+from harness.core.errors import CorruptCacheEntry
+from harness.core.io import atomic_write_bytes
+
+__all__ = ["FORMAT_VERSION", "ENV_VAR", "LOG_ENV_VAR", "BUSY", "default_cache_root",
+           "roundtrip", "CaseCache", "configure", "default_cache"]
 
 FORMAT_VERSION = 1
 ENV_VAR = "PASSGATE_CACHE_DIR"
@@ -56,39 +61,12 @@ def _log_event(event: str, spec) -> None:
 BUSY = object()  # CaseCache.lowering(wait=False): another process is lowering this case now
 
 
-class CorruptCacheEntry(Exception):
-    pass
-
 
 def default_cache_root() -> Path:
     if os.environ.get(ENV_VAR):
         return Path(os.environ[ENV_VAR])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "passgate"
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` so that ``path`` is either the old file or the whole new one.
-
-    The temporary name is unique per process and thread, and it is removed
-    when the write is cut short (full disk, Ctrl-C, SIGTERM), so an
-    interrupted run leaves neither a half-written file nor debris.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
 
 
 def _serialize_program(ep) -> dict:

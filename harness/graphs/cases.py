@@ -21,6 +21,12 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from harness.graphs.cache import BUSY, default_cache, roundtrip
+from harness.graphs.memos import MEMOS
+
+__all__ = ["STAGES", "ModelInputs", "CaseSpec", "definition_of", "GraphCase", "export_and_lower", "load_case",
+           "load_cases"]
+
 STAGES = ("export", "edge")
 
 
@@ -121,9 +127,6 @@ def export_and_lower(spec: CaseSpec):
     return tuple(built.inputs), exported, edge
 
 
-_MEMO: dict[str, GraphCase] = {}
-
-
 def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None,  # noqa: F821
               wait: bool = True) -> Optional[GraphCase]:
     """The lowered case for ``spec``: from this process's memo, the disk cache, or built now.
@@ -132,12 +135,11 @@ def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None,  # noqa: F821
     """
     import time
 
-    from harness.graphs.cache import BUSY, default_cache
 
     cache = cache if cache is not None else default_cache()
     memo_key = f"{spec.key}:{cache.root if cache else ''}"
-    if memo_key in _MEMO:
-        return _MEMO[memo_key]
+    if memo_key in MEMOS.cases:
+        return MEMOS.cases[memo_key]
     started = time.perf_counter()
     entry = cache.load(spec) if cache else None
     from_cache = entry is not None
@@ -154,12 +156,11 @@ def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None,  # noqa: F821
                 entry = cache.store(spec, inputs, exported, edge)
     if entry is None:
         inputs, exported, edge = export_and_lower(spec)
-        from harness.graphs.cache import roundtrip  # no cache: still round-trip, so verdicts match cached runs
 
         entry = (inputs, roundtrip(exported), roundtrip(edge))
     inputs, exported, edge = entry
     case = GraphCase(spec, inputs, exported, edge, time.perf_counter() - started, from_cache)
-    _MEMO[memo_key] = case
+    MEMOS.cases[memo_key] = case
     return case
 
 
@@ -187,6 +188,3 @@ def load_cases(specs: list, cache: Optional["CaseCache"] = None,  # noqa: F821
             loaded(i, out[i])
     return [out[i] for i in range(len(specs))]
 
-
-def clear_memo() -> None:
-    _MEMO.clear()

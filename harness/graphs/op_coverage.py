@@ -13,6 +13,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Iterable
 
+__all__ = ["op_name", "program_ops", "case_ops", "core_aten_ops", "op_coverage"]
+
 
 def op_name(target) -> str:
     """``add.Tensor`` for both ``aten::add.Tensor`` and the edge op ``aten.add.Tensor``; namespaced otherwise."""

@@ -1,53 +1,85 @@
 """Graph sources: resolving ``--graphs`` into case specs.
 
 Names a user can give: a source (``builtin``, ``zoo``, ``quantized``,
-``random``, ``all``) or any case name. Sources register here by module so
-that a source that fails to import (an optional dependency) is reported, not
-silently dropped.
+``random``, ``all``) or any case name. ``random`` is the engine's own
+(:mod:`harness.graphs.random`); the static sources are content and plug in
+through the ``passgate.graph_sources`` entry point group (name -> a callable
+or attribute giving a tuple of CaseSpec; passgate's are in
+``fixtures/sources.py``), so the engine never imports ``fixtures``. They are
+listed by their ``order`` attribute, then by name: entry points come back
+sorted by name, and ``builtin, zoo, quantized`` is the order ``--graphs all``
+and reports have always used. A source that fails to import (an optional
+dependency) is reported, not silently dropped; one whose module is not built
+in this checkout is empty.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Callable, Optional
+from functools import lru_cache
+from typing import Any, Optional
 
+from harness.core import plugins
 from harness.core.errors import UsageError
 from harness.graphs.cases import CaseSpec
+from harness.graphs.random.generate import random_specs as generate
 
-# source name -> (module, attribute holding a tuple of CaseSpec)
-STATIC_SOURCES: dict[str, tuple[str, str]] = {
-    "builtin": ("fixtures.builtin", "BUILTIN_SPECS"),
-    "zoo": ("fixtures.zoo", "ZOO_SPECS"),
-    "quantized": ("fixtures.zoo", "QUANTIZED_SPECS"),
-}
+__all__ = ["DEFAULT_RANDOM_COUNT", "static_sources", "static_specs", "random_specs",
+           "known_static", "select"]
 
 DEFAULT_RANDOM_COUNT = 25
+_UNRANKED = 1000  # sources without an ``order`` come after those with one, by name
+
+
+@lru_cache(maxsize=None)
+def _registered() -> dict[str, tuple[Any, Any]]:
+    """source name -> (entry point, what it gives or the ModuleNotFoundError of a module not built), in order."""
+    loaded = []
+    for ep in plugins.points(plugins.GRAPH_SOURCES):
+        try:
+            value: Any = ep.load()
+        except ModuleNotFoundError as exc:
+            # not built yet in this checkout: empty; a missing dependency is raised when the source is used
+            value = _NotBuilt() if exc.name == ep.module else _Broken(exc)
+        except Exception as exc:  # noqa: BLE001 - raised when the source is used, not when another one is
+            value = _Broken(exc)
+        loaded.append((getattr(value, "order", _UNRANKED), ep.name, ep, value))
+    return {name: (ep, value) for _, name, ep, value in sorted(loaded, key=lambda t: t[:2])}
+
+
+class _NotBuilt:
+    """A source whose module this checkout does not have."""
+
+
+class _Broken:
+    """A source whose entry point failed to load: its error, raised when the source is used."""
+
+    def __init__(self, error: BaseException):
+        self.error = error
+
+
+def static_sources() -> tuple[str, ...]:
+    """The names of the registered static sources, in order."""
+    return tuple(_registered())
 
 
 def static_specs(source: str) -> tuple[CaseSpec, ...]:
-    module_name, attr = STATIC_SOURCES[source]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            return ()  # source not built yet in this checkout
-        raise
-    return tuple(getattr(module, attr, ()))
+    """The cases of static source ``source`` (empty when it is not built in this checkout)."""
+    _ep, value = _registered()[source]
+    if isinstance(value, _NotBuilt):
+        return ()
+    if isinstance(value, _Broken):
+        raise value.error
+    return tuple(value() if callable(value) else value)
 
 
 def random_specs(count: int, seed: int) -> list[CaseSpec]:
-    try:
-        from harness.graphs.random.generate import random_specs as generate
-    except ModuleNotFoundError as exc:
-        if exc.name == "harness.graphs.random.generate":
-            raise UsageError("random graphs are not available in this build") from None
-        raise
     return list(generate(count, seed))
 
 
 def known_static() -> dict[str, CaseSpec]:
+    """Every static case by name (the first source that has a name wins)."""
     specs: dict[str, CaseSpec] = {}
-    for source in STATIC_SOURCES:
+    for source in static_sources():
         for spec in static_specs(source):
             specs.setdefault(spec.name, spec)
     return specs
@@ -58,14 +90,15 @@ def select(names: Optional[list[str]], count: Optional[int] = None, seed: int = 
     names = names or ["builtin"]
     chosen: list[CaseSpec] = []
     by_name: Optional[dict[str, CaseSpec]] = None
+    static = static_sources()
     for name in names:
         if name == "all":
-            for source in STATIC_SOURCES:
+            for source in static:
                 chosen.extend(static_specs(source))
             chosen.extend(random_specs(count or DEFAULT_RANDOM_COUNT, seed))
         elif name == "random":
             chosen.extend(random_specs(count or DEFAULT_RANDOM_COUNT, seed))
-        elif name in STATIC_SOURCES:
+        elif name in static:
             specs = static_specs(name)
             if not specs:
                 raise UsageError(f"graph source {name!r} is empty in this build")
@@ -73,7 +106,7 @@ def select(names: Optional[list[str]], count: Optional[int] = None, seed: int = 
         else:
             by_name = by_name if by_name is not None else known_static()
             if name not in by_name:
-                known = ", ".join(["all", "random", *STATIC_SOURCES])
+                known = ", ".join(["all", "random", *static])
                 raise UsageError(f"unknown graph {name!r}: not a source ({known}) or a known case name "
                                  f"(see `passgate graphs`)")
             chosen.append(by_name[name])
@@ -85,5 +118,3 @@ def select(names: Optional[list[str]], count: Optional[int] = None, seed: int = 
             unique.append(spec)
     return unique
 
-
-SpecFilter = Callable[[CaseSpec], bool]

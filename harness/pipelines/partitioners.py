@@ -31,9 +31,13 @@ from typing import Any, Callable, Iterable, Optional
 import torch
 from executorch.exir.backend.partitioner import Partitioner
 
-from harness.core.results import CheckResult, Status, result
+from harness.core.results import CheckResult, Status, check_ids, result
 
-PARTITION_CHECKS = ("runs", "partition_supported", "partition_convex", "delegate_call_only")
+__all__ = ["PARTITION_CHECKS", "Accepts", "convexity_violation", "judge_partitions",
+           "check_capability_partitioner", "delegate_call_only", "vulkan_oracle", "config_oracle",
+           "BackendPartitioner", "PARTITIONERS", "PartitionerRun", "check_backend_partitioner"]
+
+PARTITION_CHECKS = ("runs",) + check_ids("partition")  # "runs" first: the order items are collected in
 Accepts = Callable[[torch.fx.Node], bool]
 
 

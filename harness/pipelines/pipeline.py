@@ -20,14 +20,25 @@ verifiers (the Vulkan backend verifies its passes' output with an
 from __future__ import annotations
 
 import copy
-import importlib
 import inspect
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
 
-from harness.core.errors import UsageError
+from harness.check.invoke import run_pass
+from harness.check.loading import LoadedPass, from_object, load_pass, resolve_spec
+from harness.check.runner import check_pass_on_case
+from harness.core import plugins
+from harness.core.config import RunConfig
+from harness.core.errors import StepFailed, UsageError
+from harness.core.results import IR_CHECK_IDS, RERUN_CHECKS, STATE_CHECKS, Status
+from harness.graphs.cases import GraphCase
+from harness.graphs.memos import MEMOS
+
+__all__ = ["ProgramFunctionPass", "GraphFunctionPass", "Step", "PassSequence", "SpecPropWithPlaceholders", "Pipeline",
+           "step_of", "pipeline_of", "registered_pipelines", "resolve_pipeline", "PIPELINE_CHECKS",
+           "StepReport", "derived_case", "forget", "verify_each"]
 
 
 class ProgramFunctionPass(ExportedProgramPassBase):
@@ -59,18 +70,9 @@ class Step:
     factory: Callable[[Any], Any]
 
     def loaded(self, semantics: str = "preserving", stage: str = "edge"):
-        from harness.check.loading import LoadedPass
 
         return LoadedPass(spec=self.name, name=self.name, obj=self.factory, kind="factory",
                           semantics=semantics, stage=stage)
-
-
-class StepFailed(RuntimeError):
-    """A step of a sequence raised, timed out or refused the program (its ``requires``)."""
-
-    def __init__(self, index: int, step: str, outcome: str, error: str):
-        super().__init__(f"step {index + 1} ({step}) {outcome}: {error}")
-        self.index, self.step, self.outcome = index, step, outcome
 
 
 def _prepare(p: Any, ep) -> Any:
@@ -92,7 +94,6 @@ class PassSequence(ExportedProgramPassBase):
     def requires(self, exported_program) -> None:
         if not self.last_requires or not self.steps:
             return
-        from harness.check.invoke import run_pass
 
         ep = copy.deepcopy(exported_program)
         for i, step in enumerate(self.steps[:-1]):
@@ -105,7 +106,6 @@ class PassSequence(ExportedProgramPassBase):
             last.requires(ep if isinstance(last, ExportedProgramPassBase) else ep.graph_module)
 
     def call(self, exported_program):
-        from harness.check.invoke import run_pass
 
         # A pipeline owns the program it transforms: work on a copy, so in-place steps followed by
         # copying ones do not read as "returned a new program but edited the one it was handed"
@@ -136,8 +136,6 @@ class SpecPropWithPlaceholders(ExportedProgramPassBase):
     def call(self, exported_program):
         from executorch.exir.passes import SpecPropPass
 
-        from harness.check.invoke import run_pass
-        from harness.check.loading import from_object
 
         p = SpecPropPass()
         run = run_pass(from_object(p, "SpecPropPass"), exported_program, None)
@@ -164,7 +162,6 @@ class Pipeline:
 
     def loaded(self, n: Optional[int] = None):
         """The first ``n`` steps (all by default) as one LoadedPass, named after the last step."""
-        from harness.check.loading import LoadedPass
 
         n = len(self.steps) if n is None else n
         label = f"{self.name}[:{n}]" if n < len(self.steps) else self.name
@@ -185,7 +182,6 @@ class _PrefixFactory:
 
 def step_of(obj: Any, name: Optional[str] = None) -> Step:
     """A Step for a pass class, instance, function, factory or LoadedPass."""
-    from harness.check.loading import LoadedPass, from_object
 
     if isinstance(obj, Step):
         return obj
@@ -224,48 +220,43 @@ def pipeline_of(obj: Any, name: str, stage: Optional[str] = None) -> Pipeline:
     return Pipeline(name, _unique_names([step_of(p) for p in passes]), stage=stage or "edge")
 
 
-def resolve_pipeline(text: str, stage: Optional[str] = None) -> Pipeline:
-    """``--pipeline NAME`` (a built-in pipeline) or ``SPEC`` (module:attr / file.py:attr) or a
-    comma-separated list of pass SPECs."""
-    from harness.check.loading import load_pass
-    from passes import pipelines as pipelines_builtin
 
-    if text in pipelines_builtin.PIPELINES:
-        p = pipelines_builtin.PIPELINES[text]()
+
+def registered_pipelines() -> dict[str, Callable[[], Pipeline]]:
+    """Pipeline name -> zero-argument callable building it, from the ``passgate.pipelines`` entry point group.
+
+    An entry point gives one such callable (registered under its own name)
+    or a dict of them; passgate's own are in ``passes/pipelines.py``.
+    """
+    out: dict[str, Callable[[], Pipeline]] = {}
+    for ep, value in plugins.load_all(plugins.PIPELINES, "pipeline"):
+        out.update(value if isinstance(value, dict) else {ep.name: value})
+    return out
+
+
+def resolve_pipeline(text: str, stage: Optional[str] = None) -> Pipeline:
+    """``--pipeline NAME`` (a registered pipeline) or ``SPEC`` (module:attr / file.py:attr) or a
+    comma-separated list of pass SPECs."""
+
+    registered = registered_pipelines()
+    if text in registered:
+        p = registered[text]()
         return replace(p, stage=stage or p.stage)
     if "," in text:
         loaded = [load_pass(s.strip(), stage=stage) for s in text.split(",") if s.strip()]
         return Pipeline("+".join(p.name for p in loaded), _unique_names([step_of(p) for p in loaded]),
                         stage=stage or loaded[0].stage)
-    location, sep, attr = text.rpartition(":")
+    _location, sep, attr = text.rpartition(":")
     if not sep:
-        known = ", ".join(sorted(pipelines_builtin.PIPELINES))
+        known = ", ".join(sorted(registered))
         raise UsageError(f"unknown pipeline {text!r}: not a built-in ({known}) or a module:attr / file.py:attr SPEC")
-    from harness.check.loading import _import_file, _import_module
-
-    module = _import_file(location) if location.endswith(".py") or "/" in location else _import_module(location)
-    obj = module
-    for part in attr.split("."):
-        if not hasattr(obj, part):
-            raise UsageError(f"{location} has no attribute {attr!r}")
-        obj = getattr(obj, part)
-    return pipeline_of(obj, attr, stage)
-
-
-def spec_target(spec: str) -> Any:
-    module, _, attr = spec.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
+    return pipeline_of(resolve_spec(text, "pipeline", "package.module:attr or path/to/file.py:attr"), attr, stage)
 
 
 # -- verify-each ---------------------------------------------------------------------------------------
 
-PIPELINE_CHECKS = frozenset({
-    "runs", "no_call_module", "meta_val", "val_matches_execution", "meta_stack_trace", "meta_nn_module_stack",
-    "meta_debug_handle", "graph_lint", "signature", "verifier", "runnable", "numerics", "ensures", "input_unchanged",
-})  # idempotent / deterministic re-run steps in isolation: not what a pipeline promises
+# idempotent / deterministic re-run steps in isolation: not what a pipeline promises
+PIPELINE_CHECKS = frozenset(IR_CHECK_IDS) - RERUN_CHECKS
 
 
 @dataclass
@@ -278,7 +269,6 @@ class StepReport:
 
 def derived_case(case, stage: str, program, label: str):
     """A GraphCase whose program at ``stage`` is ``program`` (the state a pipeline reached)."""
-    from harness.graphs.cases import GraphCase
 
     spec = replace(case.spec, name=case.spec.name, definition=f"{case.spec.definition}\n# {label}")
     exported = program if stage == "export" else case.exported
@@ -288,19 +278,12 @@ def derived_case(case, stage: str, program, label: str):
 
 def forget(cases: list) -> None:
     """Drop the runner's per-case memos of derived cases, so a reused ``id()`` cannot hit them."""
-    from harness.check import runner
 
-    ids = {id(c) for c in cases}
-    for memo in (runner._REFERENCES, runner._SHARED_FPS):
-        for key in [k for k in memo if any(part in ids for part in k if isinstance(part, int))]:
-            del memo[key]
+    MEMOS.forget(cases)
 
 
 def verify_each(pipeline: Pipeline, case, config=None, on_step: Optional[Callable] = None) -> list[StepReport]:
     """Run ``pipeline`` on ``case`` step by step; judge each step on the program it was handed."""
-    from harness.check.invoke import run_pass
-    from harness.check.runner import RunConfig, check_pass_on_case
-    from harness.core.results import Status
 
     config = config or RunConfig(stage=pipeline.stage, checks=PIPELINE_CHECKS)
     stage = config.stage or pipeline.stage
@@ -332,16 +315,13 @@ def verify_each(pipeline: Pipeline, case, config=None, on_step: Optional[Callabl
     return reports
 
 
-# Checks judged on the state a step leaves (not on what the step did): a failure already present
-# in the step's input is inherited, reported once at the step that caused it, as MLIR's
+# Checks judged on the state a step leaves (CheckInfo.state; not on what the step did): a failure already
+# present in the step's input is inherited, reported once at the step that caused it, as MLIR's
 # verify-each stops at the first pass that breaks the IR.
-STATE_CHECKS = ("no_call_module", "meta_val", "graph_lint", "signature", "verifier", "runnable",
-                "val_matches_execution")
 
 
 def _inherit(results: list, failing_before: dict, index: int) -> dict:
     """Turn failures of state checks that the input already had into skips; return the new state."""
-    from harness.core.results import Status
 
     now = dict(failing_before)
     for r in results:

@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from harness.pipelines.pipeline import PIPELINE_CHECKS, Pipeline
+from harness.check.invoke import run_pass
+from harness.check.runner import check_pass_on_case
+from harness.core.config import RunConfig
+from harness.core.io import atomic_write_bytes
+from harness.pipelines.pipeline import PIPELINE_CHECKS, Pipeline, _Prepared, derived_case, forget
+
+__all__ = ["Probe", "BisectResult", "bisect", "failing_alone", "REPRO", "write_repro"]
 
 
 @dataclass
@@ -63,7 +69,6 @@ def _violations(results, strict: bool, check: Optional[str]) -> list[str]:
 
 def bisect(pipeline: Pipeline, case, config=None, check: Optional[str] = None, strict: bool = False,
            on_probe: Optional[Callable[[Probe], None]] = None) -> BisectResult:
-    from harness.check.runner import RunConfig, check_pass_on_case
 
     config = config or RunConfig(stage=pipeline.stage, checks=PIPELINE_CHECKS)
     n = len(pipeline.steps)
@@ -93,17 +98,14 @@ def bisect(pipeline: Pipeline, case, config=None, check: Optional[str] = None, s
     out.step = pipeline.steps[hi - 1].name
     out.failing = probe(hi)
     out.results = cache[hi]
-    out.confirmed = _alone(pipeline, case, hi - 1, config, strict, check)
+    out.confirmed = failing_alone(pipeline, case, hi - 1, config, strict, check)
     return out
 
 
-def _alone(pipeline: Pipeline, case, index: int, config, strict: bool, check: Optional[str]) -> list[str]:
+def failing_alone(pipeline: Pipeline, case, index: int, config, strict: bool, check: Optional[str]) -> list[str]:
     """Judge step ``index`` alone, on the program the previous steps left (verify-each)."""
     from dataclasses import replace
 
-    from harness.check.invoke import run_pass
-    from harness.check.runner import check_pass_on_case
-    from harness.pipelines.pipeline import _Prepared, derived_case, forget
 
     stage = config.stage or pipeline.stage
     program = case.program(stage)
@@ -131,16 +133,16 @@ Run from the passgate checkout: python {name}
 import sys
 
 from harness.graphs import sources
-from harness.reduce.bisect import _alone
+from harness.reduce.bisect import failing_alone
 from harness.graphs.cases import load_case
 from harness.pipelines.pipeline import PIPELINE_CHECKS, resolve_pipeline
-from harness.check.runner import RunConfig
+from harness.core.config import RunConfig
 
 pipeline = resolve_pipeline({spec!r})
 (spec,) = sources.select([{graph!r}], {count!r}, {seed!r})
 case = load_case(spec)
 config = RunConfig(stage=pipeline.stage, seed={seed!r}, checks=PIPELINE_CHECKS)
-failing = _alone(pipeline, case, {index}, config, strict={strict!r}, check={check!r})
+failing = failing_alone(pipeline, case, {index}, config, strict={strict!r}, check={check!r})
 print(f"step {step_no} ({{pipeline.steps[{index}].name}}) on {graph}: " + (", ".join(failing) or "every check holds"))
 sys.exit(1 if failing else 0)
 '''
@@ -152,7 +154,6 @@ def write_repro(result: BisectResult, spec: str, folder: Path, seed: int = 0, co
         return None
     safe = "".join(c if c.isalnum() else "_" for c in f"{result.pipeline}_{result.graph}")[:80]
     path = Path(folder) / f"repro_bisect_{safe}.py"
-    from harness.graphs.cache import atomic_write_bytes
 
     atomic_write_bytes(path, textwrap.dedent(REPRO).format(
         summary=result.summary(), graph=result.graph, before=result.first_bad, pipeline=result.pipeline,

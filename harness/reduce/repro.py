@@ -16,7 +16,11 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from harness.check.loading import is_file_location
+from harness.core.io import atomic_write_bytes
 from harness.core.results import CHECKS
+
+__all__ = ["TEMPLATE", "loadable_spec", "repro_name", "write_repro"]
 
 TEMPLATE = '''\
 #!/usr/bin/env python3
@@ -55,7 +59,8 @@ def main() -> int:
     from harness.check.loading import load_pass
     from harness.core.quiet import silence_third_party
     from harness.core.results import Status
-    from harness.check.runner import RunConfig, check_pass_on_case
+    from harness.check.runner import check_pass_on_case
+    from harness.core.config import RunConfig
 
     silence_third_party()
     try:
@@ -91,7 +96,7 @@ def loadable_spec(spec: str) -> Optional[str]:
     location, sep, attr = spec.rpartition(":")
     if not sep or not location or not attr:
         return None
-    if location.endswith(".py") or os.sep in location or "/" in location:
+    if is_file_location(location):
         return f"{os.path.abspath(location)}:{attr}"
     return spec
 
@@ -103,7 +108,6 @@ def repro_name(pass_name: str, check: str, graph: str) -> str:
 
 def write_repro(folder: Path, loaded, check: str, graph: str, shrunk, config) -> Optional[Path]:
     """Write the reproducer of ``shrunk`` (a :class:`harness.reduce.shrink.Shrunk`); None when the pass has no SPEC."""
-    from harness.graphs.cache import atomic_write_bytes
 
     spec_abs = loadable_spec(loaded.spec)
     if spec_abs is None:

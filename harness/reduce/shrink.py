@@ -31,8 +31,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
+from harness.check.runner import check_pass_on_case
 from harness.core.results import CheckResult, Status
+from harness.graphs.cache import roundtrip
+from harness.graphs.cases import GraphCase, export_and_lower
+from harness.graphs.op_coverage import program_ops
+from harness.graphs.random.from_graph import from_graph
+from harness.graphs.random.generate import program_of, spec_of
 from harness.graphs.random.program import Program
+from harness.pipelines.pipeline import forget
+from harness.reduce.repro import write_repro
+
+__all__ = ["DEFAULT_SECONDS", "TOTAL_SECONDS", "TARGETS", "GOOD_ENOUGH", "Shrunk", "try_program", "candidates",
+           "shrink", "shrink_failures"]
 
 DEFAULT_SECONDS = 60.0  # one shrink
 TOTAL_SECONDS = 300.0  # every shrink of one run
@@ -58,11 +69,6 @@ def _bad(r: CheckResult) -> bool:
 
 def try_program(loaded, program: Program, check: str, config) -> Optional[tuple[CheckResult, object]]:
     """(the failing ``check`` result, the case) when ``program`` still fails ``check``; else None."""
-    from harness.check.runner import check_pass_on_case
-    from harness.graphs.cache import roundtrip
-    from harness.graphs.cases import GraphCase, export_and_lower
-    from harness.graphs.random.generate import spec_of
-    from harness.pipelines.pipeline import forget
 
     if not program.stmts or not program.outputs:
         return None
@@ -129,7 +135,6 @@ def _reduce(loaded, program: Program, check: str, config, deadline: float, first
 
 
 def _nodes(case, stage: str) -> int:
-    from harness.graphs.op_coverage import program_ops
 
     return sum(program_ops(case.shared(stage)).values())
 
@@ -143,7 +148,6 @@ def shrink(loaded, program: Program, check: str, config, seconds: float = DEFAUL
     as one ATen call per node (:mod:`harness.graphs.random.from_graph`); the one with
     fewer call_function nodes wins.
     """
-    from harness.graphs.random.from_graph import from_graph
 
     started = time.perf_counter()
     deadline = started + seconds
@@ -180,8 +184,6 @@ def shrink_failures(results: list[CheckResult], passes: list, specs: list, confi
     script); the pair's other failing random graphs get ``repro`` too, with
     ``repro_shrunk_from`` naming the graph it was shrunk from.
     """
-    from harness.graphs.random.generate import program_of
-    from harness.reduce.repro import write_repro
 
     programs = {s.name: program_of(s) for s in specs if program_of(s) is not None}
     by_name = {p.name: p for p in passes}

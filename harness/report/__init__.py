@@ -1,0 +1,18 @@
+"""The report layer: what a run leaves behind, and what is done with it afterwards.
+
+- writers of the four report files: ``results.json`` (:mod:`.results_json`),
+  ``junit.xml`` (:mod:`.junit_xml`), ``summary.md`` (:mod:`.summary_md`) and
+  ``report.html`` (:mod:`.report_html`), all rendering the one read-only model
+  of a results document (:mod:`.view`); :mod:`.writers` is the only module
+  that knows every renderer;
+- work on results after the run: diff of two runs (:mod:`.diff`), the
+  shard parts of one run merged (:mod:`.merge`), the baseline gate (:mod:`.baseline`) and certification bundles
+  (:mod:`.certify`).
+
+Imports: ``harness.core``, ``harness.graphs`` (atomic writes), and
+``harness.check`` (only :func:`.certify.backend_fingerprint`, to load the pass
+under test), and the standard library; never ``harness.run``, ``harness.serve``
+or ``harness.cli``, and never content (``passes``, ``vulkan``, ``fixtures``):
+content adds report.html sections through the ``passgate.report_sections``
+entry-point group.
+"""

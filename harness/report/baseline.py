@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from harness.core.errors import UsageError
+from harness.core.io import atomic_write_bytes
 from harness.core.results import CheckResult, Status
+
+__all__ = [
+    "DEFAULT_PATH", "SCHEMA", "SCHEMA_VERSION", "Baseline", "BaselineEntry", "Gate", "gate", "load", "render",
+    "save", "updated",
+]
 
 SCHEMA = "passgate-baseline"
 SCHEMA_VERSION = 1
@@ -110,7 +116,6 @@ def load(path) -> Baseline:
 
 
 def save(baseline: Baseline, path) -> Path:
-    from harness.graphs.cache import atomic_write_bytes
 
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)

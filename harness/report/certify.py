@@ -36,7 +36,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from harness.check.loading import load_pass
 from harness.core.errors import UsageError
+from harness.core.io import atomic_write_bytes
+from harness.report import results_json as report_json
+
+__all__ = [
+    "BUNDLE_FORMAT", "CERTIFICATE", "MANIFEST", "NOT_FULL", "SIGNATURE", "SIGNATURE_FIELDS", "Certificate",
+    "Verification", "backend_fingerprint", "bundle_files", "canonical_json", "environment_fingerprint",
+    "load_public", "not_full_notice", "sha256_file", "sign", "verify", "write_manifest",
+]
 
 MANIFEST = "MANIFEST.json"
 SIGNATURE = "MANIFEST.sig"
@@ -86,7 +95,6 @@ def backend_fingerprint(spec: Optional[str]) -> Optional[dict]:
         return None
     from importlib.metadata import PackageNotFoundError, packages_distributions, version
 
-    from harness.check.loading import load_pass
 
     loaded = load_pass(spec)
     module = getattr(loaded.obj, "__module__", None) or spec.rpartition(":")[0]
@@ -107,7 +115,6 @@ def backend_fingerprint(spec: Optional[str]) -> Optional[dict]:
 def environment_fingerprint(backend: Optional[dict]) -> dict:
     from importlib.metadata import PackageNotFoundError, version
 
-    from harness.report import results_json as report_json
 
     env = dict(report_json.environment())
     for pkg in ("numpy", "jsonschema", "matplotlib", "cryptography"):
@@ -161,7 +168,6 @@ def write_manifest(root: Path, private_key_pem: Optional[bytes] = None) -> dict:
     manifest = {"format": BUNDLE_FORMAT, "algorithm": "sha256", "files": files}
     manifest["self_digest"] = _self_digest(manifest)
     data = canonical_json(manifest)
-    from harness.graphs.cache import atomic_write_bytes  # a bundle cut short must not hold a half-written manifest
 
     atomic_write_bytes(root / MANIFEST, data)
     if private_key_pem is not None:

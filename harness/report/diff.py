@@ -21,6 +21,8 @@ from typing import Optional
 
 from harness.report import view as reports
 
+__all__ = ["Diff", "change", "diff"]
+
 
 def change(r: dict) -> dict:
     """A gate entry, keyed like the baseline gate's (``pass``, not ``pass_name``)."""

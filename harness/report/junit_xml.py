@@ -22,8 +22,10 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from harness.graphs.cache import atomic_write_bytes
+from harness.core.io import atomic_write_bytes
 from harness.report import view as reports
+
+__all__ = ["FILE", "render", "testcase", "write"]
 
 FILE = "junit.xml"
 _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

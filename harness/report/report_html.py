@@ -6,8 +6,18 @@ certification bundle, years later. Sections, each left out when it has
 nothing to show: verdict banner and counts; gate (regressions / fixed);
 the pass x graph matrix coloured by verdict with the failing check ids in
 each cell (a cell links to its failures); the failure list with message,
-shrunk graph and reproducer link; per-pass timings; op coverage; Vulkan
-per-op table and plots (:mod:`harness.report.plots`); environment.
+shrunk graph and reproducer link; per-pass timings; op coverage; the
+sections content adds; environment.
+
+The engine knows no backend: content adds sections (Vulkan's per-op table
+and plots, ``vulkan.plots:report_section``) through the
+``passgate.report_sections`` entry-point group. Each entry point is a
+callable ``report_section(doc) -> str`` returning an HTML fragment, "" when
+it has nothing to show; they appear sorted by entry-point name, after op
+coverage. The fragment's first ``<h2 id="...">`` is linked from the
+navigation bar, under the callable's ``nav_label`` attribute (else the
+entry-point name). A section that fails to load or render becomes a one-line
+note in its place (and a warning on stderr), never a lost report.
 
 The verdict colours come from :mod:`harness.report.view`, the same
 classification the JUnit and Markdown reports and the exit status use.
@@ -16,15 +26,20 @@ classification the JUnit and Markdown reports and the exit status use.
 from __future__ import annotations
 
 import os
+import re
+import sys
 from html import escape
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
-from harness.graphs.cache import atomic_write_bytes
-from harness.report import plots as report_plots
+from harness.core import plugins
+from harness.core.io import atomic_write_bytes
 from harness.report import view as reports
 
+__all__ = ["CSS", "FILE", "MAX_FAILURES", "render", "write"]
+
 FILE = "report.html"
+_H2_ID = re.compile(r'<h2 id="([^"]+)"')
 MAX_FAILURES = 200  # pass x graph cells listed; results.json has them all
 
 CSS = """
@@ -263,24 +278,46 @@ def _coverage(doc: dict) -> str:
            f"<th></th></tr>{body}</table></div>"
 
 
-def _fmt(x: Optional[float], spec: str = ".1f") -> str:
-    return "–" if x is None else format(x, spec)
+def _extra_sections() -> list[tuple[str, Callable[[dict], str]]]:
+    """(name, report_section) of every ``passgate.report_sections`` entry point, sorted by name.
+
+    A section that cannot be loaded is returned as a callable that raises, so
+    :func:`_extra` reports it in the section's place like a render error.
+    """
+    out = []
+    for ep in plugins.points(plugins.REPORT_SECTIONS):  # content's sections: callable(doc) -> HTML, or ""
+        try:
+            fn = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken plugin costs its section, not the report
+            fn = _raiser(exc)
+        out.append((ep.name, fn))
+    return out
 
 
-def _vulkan(doc: dict) -> str:
-    stats = report_plots.vulkan_stats(doc.get("results", ()))
-    if not stats:
-        return ""
-    rows = "".join(
-        f'<tr><td><code>{_e(s.op)}</code></td><td>{len(s.cases)}</td><td>{s.fused}</td>'
-        f"<td>{_fmt(s.worst_error, '.3g')} {_e(s.unit if s.worst_error is not None else '')}</td><td>{_fmt(report_plots.median(s.sqnr_fused))}</td>"
-        f"<td>{_fmt(report_plots.median(s.sqnr_qdq))}</td>"
-        f'<td class="{"fail" if s.failed else "ok"}">{_e(s.verdict)}</td></tr>' for s in stats.values())
-    table = ("<table><tr><th>fused op</th><th>cases</th><th>fused</th><th>worst error vs Q/DQ</th>"
-             f"<th>median SQNR fused (dB)</th><th>median SQNR Q/DQ (dB)</th><th>verdict</th></tr>{rows}</table>")
-    imgs = "".join(f'<div><img class="plot" alt="{_e(t)}" src="data:image/png;base64,{b64}"></div>'
-                   for t, b64 in report_plots.plots(stats))
-    return f'<h2 id="vulkan">Vulkan Q/DQ fusion</h2>{table}{imgs}'
+def _raiser(exc: Exception) -> Callable[[dict], str]:
+    def section(doc: dict) -> str:
+        raise exc
+
+    return section
+
+
+def _extra(doc: dict) -> list[tuple[str, str, str]]:
+    """(anchor, nav label, HTML) of each content section with something to show; a failing one is a note."""
+    out = []
+    for name, fn in _extra_sections():
+        try:
+            html = fn(doc)
+            if not isinstance(html, str):
+                raise TypeError(f"returned {type(html).__name__}, not an HTML string")
+        except Exception as exc:  # noqa: BLE001 - one section's bug must not cost the whole report
+            why = f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0]}"
+            print(f"passgate: warning: report section {name} failed: {why}", file=sys.stderr)
+            html = f'<p class="muted">Report section {_e(name)} could not be rendered: {_e(why)}</p>'
+        if html:
+            m = _H2_ID.search(html)
+            label = getattr(fn, "nav_label", None) or name
+            out.append((m.group(1) if m else "", str(label), html))
+    return out
 
 
 def _environment(doc: dict) -> str:
@@ -292,11 +329,12 @@ def _environment(doc: dict) -> str:
 
 def render(doc: dict, report_dir: Optional[Path] = None) -> str:
     v = reports.view(doc)
-    sections = [_gate(doc), _matrix(v), _failures(v, report_dir), _timings(v), _coverage(doc), _vulkan(doc),
-                _environment(doc)]
+    extra = _extra(doc)
+    sections = [_gate(doc), _matrix(v), _failures(v, report_dir), _timings(v), _coverage(doc),
+                *(html for _, _, html in extra), _environment(doc)]
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (
         ("gate", "gate"), ("matrix", "matrix"), ("failures", "failures"), ("timings", "timings"),
-        ("coverage", "op coverage"), ("vulkan", "Vulkan"), ("environment", "environment"))
+        ("coverage", "op coverage"), *((a, _e(label)) for a, label, _ in extra if a), ("environment", "environment"))
         if f'id="{s}"' in "".join(sections))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width\"><title>passgate report: {_e(reports.headline(v))}"

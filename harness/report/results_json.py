@@ -17,17 +17,19 @@ import time
 from pathlib import Path
 from typing import Iterable, Optional
 
-from harness import __version__
 from harness.core.errors import UsageError
+from harness.core.io import atomic_write_bytes
 from harness.core.results import CheckResult, summarize
-from harness.graphs.cache import atomic_write_bytes
+from harness.core.version import __version__
+
+__all__ = ["RESULTS_FILE", "SCHEMA_VERSION", "document", "ensure_writable", "environment", "load", "write"]
 
 SCHEMA_VERSION = "1.0"
 RESULTS_FILE = "results.json"
 
 
 def _git_revision() -> Optional[str]:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the repository (harness/report/ is two levels down)
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):

@@ -14,8 +14,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Optional
 
-from harness.graphs.cache import atomic_write_bytes
+from harness.core.io import atomic_write_bytes
 from harness.report import view as reports
+
+__all__ = ["FILE", "ICON", "MAX_MESSAGE", "MAX_ROWS", "cell_text", "code", "render", "write"]
 
 FILE = "summary.md"
 MAX_ROWS = 40
@@ -51,8 +53,9 @@ def _change_rows(changes: list) -> list[list[str]]:
             for c in changes]
 
 
-def render(doc: dict) -> str:
-    v = reports.view(doc)
+def _head(v: reports.View) -> list[str]:
+    """The verdict line, certification and interruption notices, and the counts."""
+    doc = v.doc
     s = doc.get("summary", {})
     by = s.get("by_status", {})
     cfg = doc.get("configuration") or {}
@@ -78,56 +81,77 @@ def render(doc: dict) -> str:
                     str(by.get("skip", 0)), str(by.get("not_applicable", 0)), f"**{len(v.violations)}**",
                     str(cfg.get("seed", ""))]])
     out.append("")
+    return out
 
+
+def _gate(doc: dict) -> list[str]:
+    """Regressions and fixes against the baseline; nothing when the document has no gate."""
+    if not doc.get("gate"):
+        return []
     g = reports.gate(doc)
-    if doc.get("gate"):
-        base = f" against {code(g['baseline'])}" if g.get("baseline") else ""
-        out.append(f"### Regressions{base}: {len(g['regressions'])}")
-        if g["regressions"]:
-            out += _table(["pass", "graph", "check", "message"], _change_rows(g["regressions"]))
-        out.append("")
-        out.append(f"### Fixed: {len(g['fixed'])}")
-        if g["fixed"]:
-            out += _table(["pass", "graph", "check", "was"], _change_rows(g["fixed"]))
-        out.append("")
-
-    if v.problems:
-        out.append(f"### Failures: {len(v.violations)} violation(s), "
-                   f"{sum(1 for r in v.problems if v.outcome(r) == 'warning')} warning(s), "
-                   f"{sum(1 for r in v.problems if v.outcome(r) == 'known')} known")
-        rows = []
-        for r in v.problems:
-            d = r.get("details") or {}
-            rows.append([ICON.get(v.outcome(r), ""), code(r["pass_name"]), code(r["graph"]), code(r["check"]),
-                         r.get("level", ""), cell_text(r.get("message")), code(d.get("repro", ""))])
-        out += _table(["", "pass", "graph", "check", "level", "message", "repro"], rows)
-        out.append("")
-        cells = [c for c in v.cells.values() if c.verdict in ("fail", "error")]
-        if cells:
-            out.append("<details><summary>Failing pass x graph cells</summary>")
-            out.append("")
-            out += _table(["pass", "graph", "failing checks"],
-                          [[code(c.pass_name), code(c.graph), ", ".join(c.failing)] for c in cells])
-            out += ["", "</details>", ""]
-
-    cov = reports.op_coverage(doc)
-    if cov:
-        covered = {op: n for op, n in cov.items() if n > 0}
-        least = sorted(covered.items(), key=lambda kv: (kv[1], kv[0]))[:8]
-        out.append(f"### Op coverage: {len(covered)} ops in the graphs")
-        zero = sorted(op for op, n in cov.items() if n == 0)
-        if zero:
-            out.append(f"- no case exercises: {', '.join(code(op) for op in zero[:20])}"
-                       f"{' …' if len(zero) > 20 else ''}")
-        out.append(f"- least covered: {', '.join(f'{code(op)} ({n})' for op, n in least)}")
-        out.append("")
-
-    env = doc.get("environment") or {}
-    out.append("<details><summary>Environment</summary>")
+    base = f" against {code(g['baseline'])}" if g.get("baseline") else ""
+    out = [f"### Regressions{base}: {len(g['regressions'])}"]
+    if g["regressions"]:
+        out += _table(["pass", "graph", "check", "message"], _change_rows(g["regressions"]))
     out.append("")
-    out.append(", ".join(f"{k} {code(env.get(k))}" for k in ("python", "torch", "executorch", "torchao", "passgate")
-                         if env.get(k)) + f"; {cell_text(env.get('platform'))}; git {code(env.get('git_revision'))}")
-    out += ["", "</details>", ""]
+    out.append(f"### Fixed: {len(g['fixed'])}")
+    if g["fixed"]:
+        out += _table(["pass", "graph", "check", "was"], _change_rows(g["fixed"]))
+    out.append("")
+    return out
+
+
+def _failures(v: reports.View) -> list[str]:
+    """Every failed check (capped), worst first, then the failing pass x graph cells folded away."""
+    if not v.problems:
+        return []
+    out = [f"### Failures: {len(v.violations)} violation(s), "
+           f"{sum(1 for r in v.problems if v.outcome(r) == 'warning')} warning(s), "
+           f"{sum(1 for r in v.problems if v.outcome(r) == 'known')} known"]
+    rows = []
+    for r in v.problems:
+        d = r.get("details") or {}
+        rows.append([ICON.get(v.outcome(r), ""), code(r["pass_name"]), code(r["graph"]), code(r["check"]),
+                     r.get("level", ""), cell_text(r.get("message")), code(d.get("repro", ""))])
+    out += _table(["", "pass", "graph", "check", "level", "message", "repro"], rows)
+    out.append("")
+    cells = [c for c in v.cells.values() if c.verdict in ("fail", "error")]
+    if cells:
+        out.append("<details><summary>Failing pass x graph cells</summary>")
+        out.append("")
+        out += _table(["pass", "graph", "failing checks"],
+                      [[code(c.pass_name), code(c.graph), ", ".join(c.failing)] for c in cells])
+        out += ["", "</details>", ""]
+    return out
+
+
+def _coverage(doc: dict) -> list[str]:
+    cov = reports.op_coverage(doc)
+    if not cov:
+        return []
+    covered = {op: n for op, n in cov.items() if n > 0}
+    least = sorted(covered.items(), key=lambda kv: (kv[1], kv[0]))[:8]
+    out = [f"### Op coverage: {len(covered)} ops in the graphs"]
+    zero = sorted(op for op, n in cov.items() if n == 0)
+    if zero:
+        out.append(f"- no case exercises: {', '.join(code(op) for op in zero[:20])}"
+                   f"{' …' if len(zero) > 20 else ''}")
+    out.append(f"- least covered: {', '.join(f'{code(op)} ({n})' for op, n in least)}")
+    out.append("")
+    return out
+
+
+def _environment(doc: dict) -> list[str]:
+    env = doc.get("environment") or {}
+    return ["<details><summary>Environment</summary>", "",
+            ", ".join(f"{k} {code(env.get(k))}" for k in ("python", "torch", "executorch", "torchao", "passgate")
+                      if env.get(k)) + f"; {cell_text(env.get('platform'))}; git {code(env.get('git_revision'))}",
+            "", "</details>", ""]
+
+
+def render(doc: dict) -> str:
+    v = reports.view(doc)
+    out = _head(v) + _gate(doc) + _failures(v) + _coverage(doc) + _environment(doc)
     return "\n".join(out)
 
 

@@ -21,23 +21,30 @@ lists of ``{pass, graph, check, message}``, as the baseline gate and
 ``known_violations``), ``op_coverage`` (op -> case count), ``shards``,
 ``certification``.
 
-:func:`default_writers` is what :class:`harness.run.session.Session` calls, so
-every run leaves results.json, junit.xml, summary.md and report.html side by
-side. Nothing here imports torch.
+This module is the read-only model of a results document (load, validate,
+view, gate, headline, op coverage, timings) and imports no renderer: the
+renderers import it, and :mod:`harness.report.writers` is the one module that
+knows them all. Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Optional
 
 from harness.core.errors import UsageError
+from harness.report import results_json as report_json
 
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "reports" / "schema" / "results.schema.json"
+__all__ = [
+    "CELL_VERDICT", "OUTCOMES", "SCHEMA_PATH", "SHRUNK_KEYS", "SUPPORTED_MAJOR", "Cell", "View", "gate",
+    "headline", "is_strict", "is_violation", "key", "known_set", "load", "op_coverage", "outcome", "pass_of",
+    "pass_timings", "schema", "shrunk_graph", "validation_errors", "view",
+]
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schema" / "results.schema.json"
 SUPPORTED_MAJOR = "1"
 
 # record outcomes, worst first (the cell takes the worst of its records)
@@ -211,7 +218,6 @@ def validation_errors(doc: dict, limit: int = 5) -> list[str]:
 
 def load(path) -> dict:
     """A results.json that follows the schema, or a one-line UsageError saying what is wrong."""
-    from harness.report import results_json as report_json
 
     doc = report_json.load(path)
     version = str(doc.get("schema_version"))
@@ -222,44 +228,3 @@ def load(path) -> dict:
         raise UsageError(f"results file {path} does not follow the passgate results schema: {errors[0]}")
     return doc
 
-
-# ----------------------------------------------------------------------------- writers
-
-Writer = Callable[[Path, dict], None]
-REPORT_FILES = ("results.json", "junit.xml", "summary.md", "report.html")
-
-
-def write_all(report_dir, doc: dict, writers: Optional[Iterable[Writer]] = None) -> list[Path]:
-    """Render every report of ``doc`` into ``report_dir`` (results.json excepted)."""
-    from harness.report import junit_xml as report_junit
-    from harness.report import report_html
-    from harness.report import summary_md as report_markdown
-
-    report_dir = Path(report_dir)
-    paths = []
-    for w in writers or (report_junit.write, report_markdown.write, report_html.write):
-        paths.append(w(report_dir, doc))
-    return paths
-
-
-def _guarded(writer: Writer, name: str) -> Writer:
-    """A writer that cannot cost the run its results.json: a crash is said on stderr, never silent."""
-
-    def run(report_dir, doc):
-        try:
-            return writer(Path(report_dir), doc)
-        except Exception as exc:  # noqa: BLE001 - the run's verdicts outrank one report format
-            print(f"passgate: warning: {name} was not written: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return None
-
-    run.__name__ = f"write_{name.replace('.', '_')}"
-    return run
-
-
-def default_writers() -> list[Writer]:
-    from harness.report import junit_xml as report_junit
-    from harness.report import report_html
-    from harness.report import summary_md as report_markdown
-
-    return [_guarded(report_junit.write, report_junit.FILE), _guarded(report_markdown.write, report_markdown.FILE),
-            _guarded(report_html.write, report_html.FILE)]

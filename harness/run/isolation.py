@@ -15,7 +15,7 @@ parent only waits:
   forked child that enters a parallel region after the parent used the
   OpenMP pool hangs (measured here; one thread never enters one);
 - a worker reports ``start`` / ``end`` around every pass call (the
-  :data:`harness.check.invoke.watch` hook), so the parent knows when the pass
+  :func:`harness.check.invoke.set_watch` hook), so the parent knows when the pass
   itself is running and kills it ``timeout + grace`` seconds in: the
   in-process deadline had its chance first and gives the same message as
   without isolation;
@@ -45,19 +45,20 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from harness.check import invoke, runner
 from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
+from harness.graphs.memos import MEMOS
+from harness.run.forking import HARNESS_LIMIT_S, describe_exit, die_with_parent, send
 
-# Seconds a worker may spend on one pair outside pass calls (copies, verifiers,
-# numerics) before the parent decides passgate itself is stuck on it.
-HARNESS_LIMIT_S = 900.0
+__all__ = ["grace_seconds", "pair_failed", "Pool", "run_isolated"]
+
 _DUMP_WAIT_S = 0.5  # how long a hung worker gets to write its stack before SIGKILL
 
-# Per-case memos of harness.check.runner (reference outputs, shared-case fingerprints).
-# A worker sends back what it computed and the parent keeps it, so the next
-# worker forked (after a crash, or for the next check_all call of a catalog
-# run) inherits them instead of recomputing. Keys hold id(case), which a
-# fork preserves; the values were computed under the workers' thread count.
-_MEMOS = ("_REFERENCES", "_SHARED_FPS")
+# A worker sends back the per-case memos it computed (harness.graphs.memos: reference
+# outputs, shared-case fingerprints) and the parent keeps them, so the next worker
+# forked (after a crash, or for the next check_all call of a catalog run) inherits
+# them instead of recomputing. Keys hold id(case), which a fork preserves; the
+# values were computed under the workers' thread count.
 
 _PHASES = {
     "run": "while running the pass",
@@ -69,12 +70,6 @@ _PHASES = {
 def grace_seconds(timeout: Optional[float]) -> float:
     """How long past its own deadline a pass may take before its worker is killed."""
     return min(10.0, 1.0 + 0.1 * (timeout or 0.0))
-
-
-def available() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
 
 
 # ----------------------------------------------------------------------------- worker side
@@ -91,18 +86,18 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
 
     import torch
 
-    from harness.check import invoke, runner
+
 
     torch.set_num_threads(1)
-    known = {name: set(getattr(runner, name)) for name in _MEMOS}
+    known = MEMOS.mark()
     state = {"label": None, "calls": 0}
 
     def watch(event: str, label: str, timeout: Optional[float]) -> None:
         state["label"] = label if event == "start" else None
         state["calls"] += event == "start"
-        _send(conn, (event, label, timeout))
+        send(conn, (event, label, timeout))
 
-    invoke.watch = watch
+    invoke.set_watch(watch)
     while True:
         try:
             seq = pickle.loads(conn.recv_bytes())
@@ -116,35 +111,13 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
             rs = runner.check_pass_on_case(loaded, case, config)
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt from a pass, or a harness bug
             rs = _escaped(loaded, case, config, exc, state)
-        memo = {}
-        for name in _MEMOS:
-            table = getattr(runner, name)
-            memo[name] = {k: v for k, v in table.items() if k not in known[name]}
-            known[name].update(memo[name])
+        memo = MEMOS.added_since(known)
         try:
-            _send(conn, ("done", seq, rs, memo))
+            send(conn, ("done", seq, rs, memo))
         except Exception as exc:  # noqa: BLE001 - details that do not pickle must not lose the verdicts
             for r in rs:
                 r.details = {"unpicklable_details": f"{type(exc).__name__}: {exc}", "repr": repr(r.details)[:2000]}
-            _send(conn, ("done", seq, rs, {}))
-
-
-def _send(conn, message) -> None:
-    """Plain pickle, not multiprocessing's: torch registers reducers there that pass tensors through
-    shared memory and a listener socket in $TMPDIR (files outside the report folder, left behind by a kill)."""
-    conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """In a forked child: be killed when ``parent_pid`` dies, and exit now if it already has."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
-    except Exception:  # noqa: BLE001 - elsewhere the parent's kill on exit and EOF on the pipe do it
-        pass
-    if os.getppid() != parent_pid:
-        os._exit(1)
+            send(conn, ("done", seq, rs, {}))
 
 
 def _escaped(loaded, case, config, exc: BaseException, state: dict) -> list[CheckResult]:
@@ -173,18 +146,6 @@ def pair_failed(loaded, case, config, message: str, details: dict, status: Statu
         else:
             out.append(result(loaded.name, case.name, check, Status.SKIP, skip_reason))
     return out
-
-
-def describe_exit(exitcode: Optional[int]) -> tuple[str, dict]:
-    """'killed by SIGSEGV (Segmentation fault)' / 'exited with status 3', and the details for it."""
-    if exitcode is not None and exitcode < 0:
-        sig = -exitcode
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = f"signal {sig}"
-        return f"killed by {name} ({signal.strsignal(sig) or name})", {"signal": name, "exit_code": exitcode}
-    return f"exited with status {exitcode} (os._exit, or exit() in native code)", {"exit_code": exitcode}
 
 
 def _clean_dump(text: str) -> str:
@@ -260,7 +221,7 @@ class Pool:
             self.workers.remove(w)
         if not kill and w.process.is_alive():
             try:
-                _send(w.conn, None)
+                send(w.conn, None)
             except OSError:
                 kill = True
         if kill and w.process.is_alive():
@@ -304,7 +265,7 @@ class Pool:
         try:
             if not w.process.is_alive():
                 raise OSError("worker gone")
-            _send(w.conn, seq)
+            send(w.conn, seq)
         except OSError:  # died between pairs (OOM killer...): replace it, the pair goes first again
             pending.appendleft(seq)
             self._retire(w, kill=True)
@@ -324,7 +285,7 @@ class Pool:
                     w.label, w.pass_deadline = None, float("inf")
                 elif kind == "done":
                     w.seq = None
-                    self._keep_memos(rest[2])
+                    MEMOS.merge(rest[2])
                     if any(r.check == "input_unchanged" and r.status is Status.FAIL for r in rest[1]):
                         self._retire(w)  # the worker's copy of the shared case may be corrupt: start clean
                     return rest[1]
@@ -351,13 +312,6 @@ class Pool:
                               f"outside the pass {self._phase(w)}; its worker was killed", {"outcome": "harness_error"},
                               kill=True)
         return None
-
-    @staticmethod
-    def _keep_memos(memo: dict) -> None:
-        from harness.check import runner
-
-        for name, entries in memo.items():
-            getattr(runner, name).update(entries)
 
     def _phase(self, w: _Worker) -> str:
         if w.label is not None:

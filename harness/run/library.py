@@ -11,13 +11,16 @@ from __future__ import annotations
 import torch.fx
 
 from harness.check import verifiers
+from harness.check.loading import from_object, load_pass
+from harness.check.metadata import META_CHECKS, seed_metadata, snapshot
+from harness.core.config import RunConfig
+from harness.core.errors import IRSpecViolation
 from harness.core.results import Status
+from harness.graphs import sources
+from harness.graphs.cases import load_case
+from harness.run.scheduler import check_all
 
-
-class IRSpecViolation(AssertionError):
-    def __init__(self, check: str, message: str):
-        super().__init__(f"[{check}] {message}")
-        self.check = check
+__all__ = ["assert_ir_spec", "IRSpecCheck", "IRSpecViolation", "check_pass", "violation_message"]
 
 
 class _GraphOnly:
@@ -55,7 +58,6 @@ class IRSpecCheck:
     """
 
     def __init__(self, metadata: bool = True, strict: bool = False, seed: bool = False):
-        from harness.check.metadata import META_CHECKS
 
         self.seed = seed  # debugify: give every node of the input synthetic metadata, so any loss shows
 
@@ -65,11 +67,9 @@ class IRSpecCheck:
         self.calls = 0
 
     def __call__(self, graph_module: torch.fx.GraphModule) -> None:
-        from harness.check.metadata import snapshot
 
         where = "on the input graph" if self.calls == 0 else f"after pass {self.calls}"
         if self.calls == 0 and self.seed:
-            from harness.check.metadata import seed_metadata
 
             seed_metadata(graph_module)
         self.calls += 1
@@ -94,10 +94,6 @@ def check_pass(pass_obj, graphs=("builtin",), *, stage=None, semantics=None, str
     What the pytest fixture uses; usable from any script. Violations are
     ``[r for r in results if r.is_violation(strict)]``.
     """
-    from harness.check.loading import from_object, load_pass
-    from harness.check.runner import RunConfig, check_all
-    from harness.graphs import sources
-    from harness.graphs.cases import load_case
 
     loaded = (load_pass(pass_obj, semantics=semantics, stage=stage) if isinstance(pass_obj, str)
               else from_object(pass_obj, name, semantics, stage))

@@ -1,36 +1,167 @@
 """A workload as a list of units: what ``passgate run`` and the conformance suite both execute.
 
 A *unit* is one thing judged on one graph: a catalog entry (or a pass given
-by SPEC), a backend pipeline verified after every step, or a backend
-partitioner, or a Vulkan Q/DQ fusion on one of its recipe's cases
-(:mod:`vulkan.suite`). ``passgate run`` walks the units of a :class:`Plan` in one
-process; the conformance suite (``conformance/``) turns each unit's
-``(pass name, check)`` pairs into pytest items and lets pytest-xdist spread
-the units over workers. Both build the plan here, so "the standard profile"
-is the same work whichever way it is run.
+by SPEC), a backend pipeline verified after every step, a backend
+partitioner, or a unit content plugs in through the ``passgate.units`` entry
+point group (the Vulkan Q/DQ fusion cases of ``vulkan/unit.py``). Each kind
+of unit knows the ``(pass name, check)`` items it is judged on and how to
+judge itself, so the plan has no per-kind branches and the engine imports no
+content. ``passgate run`` walks the units of a :class:`Plan` in one process;
+the conformance suite (``conformance/``) turns each unit's items into pytest
+items and lets pytest-xdist spread the units over workers. Both build the
+plan here, so "the standard profile" is the same work whichever way it is
+run, and the order of units and items is part of the contract: every xdist
+worker must collect the same items, and ``passgate run --shard`` cuts the
+same list.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Callable, Optional
+from typing import Any, ClassVar, Optional
 
-from harness.core.errors import UsageError
+from harness.catalog import resolve_catalogs, select_entries
+from harness.check.loading import load_pass
+from harness.core import plugins
+from harness.core.config import RunConfig
+from harness.core.results import IR_CHECK_IDS
+from harness.graphs import sources
+from harness.pipelines.partitioners import PARTITION_CHECKS, PARTITIONERS, check_backend_partitioner
+from harness.pipelines.pipeline import PIPELINE_CHECKS, resolve_pipeline, verify_each
+from harness.run import forking
+from harness.run.profiles import available_graphs, profile
+from harness.run.scheduler import check_all
 
-ENTRY, PASS, PIPELINE, PARTITIONER, VULKAN = "entry", "pass", "pipeline", "partitioner", "vulkan"
+__all__ = ["ENTRY", "PASS", "PIPELINE", "PARTITIONER", "Unit", "EntryUnit", "PassUnit",
+           "PipelineUnit", "PartitionerUnit", "Plan", "step_name", "run_entry", "plugged_units", "build"]
+
+ENTRY, PASS, PIPELINE, PARTITIONER = "entry", "pass", "pipeline", "partitioner"
 
 
 @dataclass(frozen=True)
 class Unit:
-    kind: str  # entry | pass | pipeline | partitioner | vulkan
-    name: str  # entry, pass, pipeline or partitioner name; for vulkan, the fusion's name
+    """One thing judged on one graph. Subclasses say what it is judged on (:meth:`items`) and how (:meth:`judge`).
+
+    Two units are equal when their kind, name and graph are: what a unit
+    carries to judge itself (an entry, a pipeline, a fusion) is not part of
+    its identity, so units of two ``Plan.units()`` calls compare equal.
+    """
+
+    name: str  # entry, pass, pipeline or partitioner name; for a Vulkan fusion case, the fusion's name
     graph: str
+
+    kind: ClassVar[str] = ""
+    batched: ClassVar[bool] = False  # consecutive units of one name are judged together (judge_together)
+    needs_case: ClassVar[bool] = True  # judged on the GraphCase of ``graph`` (False: it builds its own)
+    heaviness: ClassVar[int] = 0  # seconds-per-unit rank: the conformance suite hands out heavier kinds first
 
     @property
     def key(self) -> str:
         return f"{self.kind}:{self.name}@{self.graph}"
+
+    @property
+    def pairs(self) -> int:
+        """The (pass, graph) pairs judging it reports: what a progress total counts."""
+        return 1
+
+    def items(self) -> list[tuple[str, str]]:
+        """The (pass name, check) pairs it is judged on, known before it runs, in a stable order."""
+        raise NotImplementedError
+
+    def judge(self, case, config) -> list[tuple[str, str, list]]:
+        """(graph, pass name, results) per judged pass; ``case`` is None when ``needs_case`` is false."""
+        raise NotImplementedError
+
+    def judge_together(self, cases: list, config, tally=None) -> list:
+        """Batched kinds: this unit's pass on ``cases`` (the graphs of consecutive units of its name)."""
+        raise NotImplementedError
+
+
+def _ir_items(name: str) -> list[tuple[str, str]]:
+
+    return [(name, c) for c in IR_CHECK_IDS]
+
+
+@dataclass(frozen=True)
+class EntryUnit(Unit):
+    """A catalog entry on one graph."""
+
+    entry: Any = field(default=None, compare=False, repr=False)  # harness.catalog.CatalogEntry
+
+    kind: ClassVar[str] = ENTRY
+    batched: ClassVar[bool] = True
+    heaviness: ClassVar[int] = 1
+
+    def items(self) -> list[tuple[str, str]]:
+        return _ir_items(self.name)
+
+    def judge_together(self, cases: list, config, tally=None) -> list:
+        return run_entry(self.entry, cases, config, tally)
+
+
+@dataclass(frozen=True)
+class PassUnit(Unit):
+    """A pass given by SPEC (the guide's reference passes) on one graph."""
+
+    loaded: Any = field(default=None, compare=False, repr=False)  # harness.check.loading.LoadedPass
+
+    kind: ClassVar[str] = PASS
+    batched: ClassVar[bool] = True
+    heaviness: ClassVar[int] = 0
+
+    def items(self) -> list[tuple[str, str]]:
+        return _ir_items(self.name)
+
+    def judge_together(self, cases: list, config, tally=None) -> list:
+
+        return check_all([self.loaded], cases, config, tally)
+
+
+@dataclass(frozen=True)
+class PipelineUnit(Unit):
+    """A backend pipeline verified after every step on one graph."""
+
+    pipeline: Any = field(default=None, compare=False, repr=False)  # harness.pipelines.pipeline.Pipeline
+
+    kind: ClassVar[str] = PIPELINE
+    heaviness: ClassVar[int] = 2
+
+    @property
+    def pairs(self) -> int:
+        return len(self.pipeline.steps)
+
+    def items(self) -> list[tuple[str, str]]:
+
+        # in IR_CHECK_IDS order: PIPELINE_CHECKS is a frozenset, whose order changes with the hash seed,
+        # and every pytest-xdist worker must collect the same items in the same order
+        checks = [c for c in IR_CHECK_IDS if c in PIPELINE_CHECKS]
+        p = self.pipeline
+        return [(step_name(p, i), c) for i in range(len(p.steps)) for c in checks]
+
+    def judge(self, case, config) -> list[tuple[str, str, list]]:
+
+        p = self.pipeline
+        pconfig = RunConfig(stage=p.stage, timeout=config.timeout, seed=config.seed, checks=PIPELINE_CHECKS)
+        return [(self.graph, rep.results[0].pass_name if rep.results else f"{p.name}/{rep.step}", rep.results)
+                for rep in verify_each(p, case, pconfig)]
+
+
+@dataclass(frozen=True)
+class PartitionerUnit(Unit):
+    """A backend partitioner (support, convexity, delegate calls) on one graph."""
+
+    kind: ClassVar[str] = PARTITIONER
+    heaviness: ClassVar[int] = 4
+
+    def items(self) -> list[tuple[str, str]]:
+
+        return [(f"partitioner.{self.name}", c) for c in PARTITION_CHECKS]
+
+    def judge(self, case, config) -> list[tuple[str, str, list]]:
+
+        return [(self.graph, f"partitioner.{self.name}",
+                 check_backend_partitioner(PARTITIONERS[self.name], case).results)]
 
 
 @dataclass
@@ -46,116 +177,74 @@ class Plan:
     pipelines: list = field(default_factory=list)
     partitioners: list[str] = field(default_factory=list)
     applied: dict = field(default_factory=dict)  # entry or pass name -> graph names it runs on
-    vulkan: list = field(default_factory=list)  # (vulkan.fusion.Fusion, vulkan.recipes.VulkanCase)
+    # entry point name (``passgate.units``) -> the units it plugged in (``vulkan``: the fusion cases)
+    plugged: dict = field(default_factory=dict)
 
     @property
     def specs_by_name(self) -> dict:
         return {s.name: s for s in self.specs}
 
     def units(self) -> list[Unit]:
-        out = [Unit(ENTRY, e.name, g) for e in self.runnable for g in self.applied.get(e.name, ())]
-        out += [Unit(PASS, p.name, g) for p in self.passes for g in self.applied.get(p.name, ())]
-        out += [Unit(PIPELINE, p.name, s.name) for p in self.pipelines for s in self.specs]
-        out += [Unit(PARTITIONER, n, s.name) for n in self.partitioners for s in self.specs]
-        out += [Unit(VULKAN, f.name, vcase.name) for f, vcase in self.vulkan]
+        out: list[Unit] = [EntryUnit(e.name, g, e) for e in self.runnable for g in self.applied.get(e.name, ())]
+        out += [PassUnit(p.name, g, p) for p in self.passes for g in self.applied.get(p.name, ())]
+        out += [PipelineUnit(p.name, s.name, p) for p in self.pipelines for s in self.specs]
+        out += [PartitionerUnit(n, s.name) for n in self.partitioners for s in self.specs]
+        for units in self.plugged.values():
+            out += units
         return out
 
     def needed_specs(self) -> list:
-        """The graph cases the non-Vulkan units run on (Vulkan cases are built by :mod:`vulkan.lowering`)."""
-        graphs = {u.graph for u in self.units() if u.kind != VULKAN}
+        """The graph cases the units judged on a case run on (plugged Vulkan cases build their own)."""
+        graphs = {u.graph for u in self.units() if u.needs_case}
         return [s for s in self.specs if s.name in graphs]
 
     def items(self, unit: Unit) -> list[tuple[str, str]]:
         """The (pass name, check) pairs ``unit`` is judged on, known before it runs."""
-        from harness.core.results import IR_CHECK_IDS
-        from harness.pipelines.pipeline import PIPELINE_CHECKS
+        return unit.items()
 
-        if unit.kind in (ENTRY, PASS):
-            return [(unit.name, c) for c in IR_CHECK_IDS]
-        if unit.kind == PIPELINE:
-            p = next(p for p in self.pipelines if p.name == unit.name)
-            # in IR_CHECK_IDS order: PIPELINE_CHECKS is a frozenset, whose order changes with the hash seed,
-            # and every pytest-xdist worker must collect the same items in the same order
-            checks = [c for c in IR_CHECK_IDS if c in PIPELINE_CHECKS]
-            return [(step_name(p, i), c) for i in range(len(p.steps)) for c in checks]
-        if unit.kind == VULKAN:
-            from vulkan.suite import ALL_CHECKS
-
-            return [(unit.name, c) for c in ALL_CHECKS]
-        from harness.pipelines.partitioners import PARTITION_CHECKS
-
-        return [(f"partitioner.{unit.name}", c) for c in PARTITION_CHECKS]
-
-    def run(self, units: list[Unit], cases: dict, config, emit: Callable[[str, str, list], None]) -> None:
-        """Judge ``units``; ``cases`` maps graph name -> GraphCase; ``emit(graph, pass_name, results)``.
+    def run(self, units: list[Unit], cases: dict, config, tally=None) -> list:
+        """Judge ``units``; ``cases`` maps graph name -> GraphCase. Returns the results; ``tally`` sees each pair.
 
         Consecutive units of one entry or pass share one ``check_all`` call,
         so an isolated run forks one worker pool per pass, not per pair.
         """
-        from harness.check.runner import check_all
-
-        def relay(_d, _t, name, graph, rs):
-            emit(graph, name, rs)
-
+        results: list = []
         i = 0
         while i < len(units):
             unit = units[i]
-            if unit.kind in (ENTRY, PASS):
+            if unit.batched:
                 j = i
                 while j < len(units) and (units[j].kind, units[j].name) == (unit.kind, unit.name):
                     j += 1
-                chosen = [cases[u.graph] for u in units[i:j]]
-                if unit.kind == ENTRY:
-                    run_entry(next(e for e in self.runnable if e.name == unit.name), chosen, config, relay)
-                else:
-                    check_all([next(p for p in self.passes if p.name == unit.name)], chosen, config, relay)
+                results += unit.judge_together([cases[u.graph] for u in units[i:j]], config, tally)
                 i = j
                 continue
-            judge = partial(self._judge_other, unit, cases.get(unit.graph), config)
+            judge = partial(unit.judge, cases.get(unit.graph) if unit.needs_case else None, config)
             if config.isolate:
                 # in a forked child: lowering with a partitioner or running a backend pipeline changes
                 # process-wide state that would change the verdicts of whatever runs next here
-                from harness.run import forked
 
-                emitted = forked.call(judge)
+                judged = forking.call(judge)
             else:
-                emitted = judge()
-            for args in emitted:
-                emit(*args)
+                judged = judge()
+            for graph, pass_name, rs in judged:
+                results += rs
+                if tally is not None:
+                    tally.add(pass_name, graph, rs)
             i += 1
-
-    def _judge_other(self, unit: Unit, case, config) -> list[tuple[str, str, list]]:
-        """A pipeline, partitioner or Vulkan fusion unit as (graph, pass name, results) per judged pass.
-
-        ``case`` is None for Vulkan units: they build their own.
-        """
-        from harness.check.runner import RunConfig
-
-        if unit.kind == VULKAN:
-            from vulkan.suite import check_case
-
-            fuse, vcase = next((f, c) for f, c in self.vulkan if (f.name, c.name) == (unit.name, unit.graph))
-            return [(unit.graph, unit.name, check_case(vcase, fuse, timeout=config.timeout)[0])]
-        if unit.kind == PIPELINE:
-            from harness.pipelines.pipeline import PIPELINE_CHECKS, verify_each
-
-            p = next(p for p in self.pipelines if p.name == unit.name)
-            pconfig = RunConfig(stage=p.stage, timeout=config.timeout, seed=config.seed, checks=PIPELINE_CHECKS)
-            return [(unit.graph, rep.results[0].pass_name if rep.results else f"{p.name}/{rep.step}", rep.results)
-                    for rep in verify_each(p, case, pconfig)]
-        from harness.pipelines.partitioners import PARTITIONERS, check_backend_partitioner
-
-        return [(unit.graph, f"partitioner.{unit.name}", check_backend_partitioner(PARTITIONERS[unit.name], case).results)]
+        return results
 
     def keep(self, units: set) -> None:
         """Restrict the plan to ``units`` (a shard)."""
+        keys = {u.key for u in units}
+        runnable = {e.name for e in self.runnable}
         for name in list(self.applied):
-            kind = ENTRY if any(e.name == name for e in self.runnable) else PASS
-            self.applied[name] = [g for g in self.applied[name] if Unit(kind, name, g) in units]
+            kind = ENTRY if name in runnable else PASS
+            self.applied[name] = [g for g in self.applied[name] if f"{kind}:{name}@{g}" in keys]
         self.pipelines = [p for p in self.pipelines if any(u.kind == PIPELINE and u.name == p.name for u in units)]
         self.partitioners = [n for n in self.partitioners if any(u.kind == PARTITIONER and u.name == n
                                                                  for u in units)]
-        self.vulkan = [(f, c) for f, c in self.vulkan if Unit(VULKAN, f.name, c.name) in units]
+        self.plugged = {name: [u for u in plugged if u.key in keys] for name, plugged in self.plugged.items()}
 
 
 def step_name(pipeline, index: int) -> str:
@@ -163,74 +252,37 @@ def step_name(pipeline, index: int) -> str:
     return f"{pipeline.name}/{index + 1:02d}:{pipeline.steps[index].name}"
 
 
-def resolve_catalogs(names):
-    from passes import catalog
-
-    if not names:
-        return catalog.select(None)
-    out = []
-    registered = [n for n in names if ":" not in n]
-    if registered:
-        out.extend(catalog.select(registered))
-    for spec in (n for n in names if ":" in n):
-        from harness.check.loading import _import_file, _import_module
-
-        location, _, attr = spec.rpartition(":")
-        module = _import_file(location) if location.endswith(".py") or "/" in location else _import_module(location)
-        if not hasattr(module, attr):
-            raise UsageError(f"{location} has no attribute {attr!r}")
-        out.extend(catalog.with_discovered(c)[0] if c.packages else c
-                   for c in catalog._as_catalogs(getattr(module, attr), spec))
-    return out
-
-
-def select_entries(catalogs, only=None, include_slow: bool = True):
-    from passes import catalog
-
-    entries = catalog.all_entries(catalogs)
-    if only:
-        entries = [e for e in entries if any(fnmatch.fnmatchcase(e.name, pat) for pat in only)]
-        if not entries:
-            raise UsageError(f"--only {' '.join(only)} matches no catalog entry")
-    skipped_slow = [e for e in entries if e.slow and not include_slow and e.runnable]
-    runnable = [e for e in entries if e.runnable and (include_slow or not e.slow)]
-    return entries, runnable, skipped_slow
-
-
-def run_entry(e, cases, config, progress) -> None:
+def run_entry(e, cases, config, tally=None) -> list:
     """One catalog entry on its cases; checks that do not apply to its construction become skips."""
-    from harness.check.runner import check_all
-    from harness.core.results import IR_CHECK_IDS, Status, result
 
-    skipped = e.skipped_checks
-    if not skipped:
-        check_all([e.loaded()], cases, config, progress=progress)
-        return
-    wanted = frozenset(config.checks if config.checks is not None else IR_CHECK_IDS) - set(skipped)
+    return check_all([e.loaded()], cases, replace(config, skip_checks=tuple(e.skipped_checks.items())), tally)
 
-    def with_skips(done, total, pass_name, graph, rs):
-        rs = list(rs) + [result(pass_name, graph, check, Status.SKIP, why) for check, why in skipped.items()]
-        progress(done, total, pass_name, graph, rs)
 
-    check_all([e.loaded()], cases, replace(config, checks=wanted), progress=with_skips)
+def plugged_units(prof, seed: int) -> dict[str, list[Unit]]:
+    """Entry point name -> the units each ``passgate.units`` provider gives for profile ``prof``, by name.
+
+    A provider is a callable ``(profile, seed) -> list of Unit`` (``vulkan/unit.py``: the fusion cases of
+    the profile's ``vulkan_count``).
+    """
+    out: dict[str, list[Unit]] = {}
+    for ep, provider in plugins.load_all(plugins.UNITS, "unit"):
+        out[ep.name] = list(provider(prof, seed))
+    return out
 
 
 def build(profile_name: str = "standard", catalogs: Optional[list] = None, only: Optional[list] = None,
           graphs: Optional[list] = None, count: Optional[int] = None, seed: int = 0,
           pipelines: Optional[list] = None, no_pipelines: bool = False,
           partitioners: Optional[list] = None, no_partitioners: bool = False,
-          passes: tuple = (), pass_graphs: tuple = ("builtin",), vulkan: Optional[bool] = None) -> Plan:
+          passes: tuple = (), pass_graphs: tuple = ("builtin",), plugged: Optional[bool] = None) -> Plan:
     """The plan of a profile, narrowed the way ``passgate run``'s options narrow it.
 
-    An explicit ``--catalog`` or ``--only`` (or ``--graphs``, for the Vulkan
-    recipes) drops the profile's pipelines, partitioners and Vulkan fusion
-    cases unless they are asked for too. ``passes`` are extra SPECs (the
-    conformance suite adds the guide's reference passes) run on ``pass_graphs``.
+    An explicit ``--catalog`` or ``--only`` (or ``--graphs``, for the plugged
+    units such as the Vulkan recipes) drops the profile's pipelines,
+    partitioners and plugged units unless they are asked for too. ``passes``
+    are extra SPECs (the conformance suite adds the guide's reference passes)
+    run on ``pass_graphs``.
     """
-    from harness.check.loading import load_pass
-    from harness.graphs import sources
-    from harness.pipelines.pipeline import resolve_pipeline
-    from harness.run.profiles import available_graphs, profile
 
     prof = profile(profile_name)
     cats = resolve_catalogs(catalogs or list(prof.catalogs) or None)
@@ -248,18 +300,7 @@ def build(profile_name: str = "standard", catalogs: Optional[list] = None, only:
         pass_specs = {s.name for s in sources.select(list(pass_graphs))}
         for p in loaded_passes:
             applied[p.name] = [s.name for s in specs if s.name in pass_specs]
-    with_vulkan = vulkan if vulkan is not None else not (narrowed or graphs)
+    with_plugged = plugged if plugged is not None else not (narrowed or graphs)
     return Plan(prof, cats, entries, runnable, skipped_slow, specs, notes, loaded_passes,
                 [resolve_pipeline(n) for n in pipeline_names], partitioner_names, applied,
-                vulkan_work(prof.vulkan_count, seed) if with_vulkan else [])
-
-
-def vulkan_work(count: int, seed: int) -> list:
-    """(fusion, case) for ``count`` cases of every Vulkan recipe under both built-in fusions."""
-    if count <= 0:
-        return []
-    from vulkan import catalog, fusion, recipes
-
-    fusions = [fusion.builtin(mode) for mode in (fusion.PREPROCESS, fusion.FUSE_PATTERNS)]
-    cases = [c for r in catalog.select() for c in recipes.cases(r, count, seed)]
-    return [(f, c) for f in fusions for c in cases]
+                plugged_units(prof, seed) if with_plugged else {})

@@ -1,4 +1,4 @@
-"""Workloads of ``passgate run``: which catalogs, on which graphs, with which pipelines.
+"""The profiles: the one table saying what ``quick``, ``standard`` and ``full`` mean, and the versioned suite.
 
 Three profiles, each for one use (see the timings in ``passgate run --help``
 and in the README):
@@ -14,15 +14,32 @@ and in the README):
 - ``full``: certification. Every catalog on every graph source (built-in,
   model zoo, quantized, random), pipelines included.
 
-A source a build does not have yet (no zoo in a checkout) is left out with a
-note rather than failing the run.
+``passgate run``, the conformance suite (``conformance/``) and the pre-merge
+gate build their plan from a :class:`Profile` (:mod:`harness.run.plan`);
+``passgate certify`` takes its :class:`Workload` from the same profile: the
+guide's reference passes on the profile's ``certify_graphs``. The suite
+version changes whenever a workload or a known violation changes; a
+certification bundle records it.
+
+Known violations are expected failures with their reason: the conformance
+suite reports them as xfail (a fixed one is listed, like a Vulkan CTS waiver
+that no longer applies). A source a build does not have yet (no zoo in a
+checkout) is left out of a run with a note rather than failing it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
 
+from harness.core import plugins
 from harness.core.errors import UsageError
+from harness.graphs import sources
+
+__all__ = ["SUITE_VERSION", "CORE_CATALOGS", "PIPELINE_NAMES", "PARTITIONER_NAMES", "Profile",
+           "PROFILES", "profile", "available_graphs", "Workload", "suite_passes", "known_violations", "workload"]
+
+SUITE_VERSION = "2026.11.1"  # .1: standard adds the model zoo; full adds quantized and random graphs
 
 CORE_CATALOGS = ("exir", "transforms", "vulkan", "xnnpack")
 PIPELINE_NAMES = ("vulkan", "xnnpack", "to_executorch")
@@ -36,23 +53,32 @@ class Profile:
     graphs: tuple[str, ...]
     include_slow: bool
     pipelines: tuple[str, ...]
-    random_count: int = 0
+    random_count: int = 0  # random graphs, for ``graphs`` and ``certify_graphs`` alike
     partitioners: tuple[str, ...] = ()
     description: str = ""
     vulkan_count: int = 0  # cases per Vulkan Q/DQ fusion recipe, under both built-in fusions (0: none)
+    # The graph sources ``passgate certify`` runs the suite passes (and the backend under test) on. They
+    # differ from ``graphs`` at ``standard`` on purpose: a certification runs a handful of passes, so it can
+    # afford the model zoo, while ``run`` / the conformance suite run every catalog entry, where the zoo would
+    # multiply the time of the default ``tox -e conformance`` (it waits for ``full``), and they need the
+    # quantized graphs the quantized-edge entries apply to. Changing it changes SUITE_VERSION.
+    certify_graphs: tuple[str, ...] = ()
 
 
 PROFILES: dict[str, Profile] = {
     "quick": Profile("quick", CORE_CATALOGS, ("builtin",), False, (),
-                     description="core catalogs, built-in graphs, no slow passes: pre-merge"),
+                     description="core catalogs, built-in graphs, no slow passes: pre-merge",
+                     certify_graphs=("builtin",)),
     "standard": Profile("standard", (), ("builtin", "quantized"), True, PIPELINE_NAMES,
                         partitioners=PARTITIONER_NAMES, vulkan_count=1,
                         description="every catalog, built-in + quantized graphs, backend pipelines and partitioners, "
-                                    "one case per Vulkan fusion recipe: tox -e conformance"),
+                                    "one case per Vulkan fusion recipe: tox -e conformance",
+                        certify_graphs=("builtin", "zoo")),
     "full": Profile("full", (), ("builtin", "zoo", "quantized", "random"), True, PIPELINE_NAMES, random_count=25,
                     partitioners=PARTITIONER_NAMES, vulkan_count=3,
                     description="every catalog on every graph source, pipelines, partitioners, three cases per "
-                                "Vulkan fusion recipe: certification"),
+                                "Vulkan fusion recipe: certification",
+                    certify_graphs=("builtin", "zoo", "quantized", "random")),
 }
 
 
@@ -64,7 +90,6 @@ def profile(name: str) -> Profile:
 
 def available_graphs(selection: tuple[str, ...], count: int, seed: int) -> tuple[list, list[str]]:
     """The case specs of ``selection``, leaving out sources this build lacks; returns (specs, notes)."""
-    from harness.graphs import sources
 
     specs, notes = [], []
     for name in selection:
@@ -81,3 +106,46 @@ def available_graphs(selection: tuple[str, ...], count: int, seed: int) -> tuple
             seen.add(s.name)
             unique.append(s)
     return unique, notes
+
+
+# -- the certification workload ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Workload:
+    """What ``passgate certify`` runs for a profile: not configurable, or it would not be the suite."""
+
+    profile: str
+    passes: tuple[str, ...]
+    graphs: tuple[str, ...]  # --graphs selection
+    random_count: int = 0
+    seed: int = 0
+    known: dict = field(default_factory=dict)  # (pass name, graph, check) -> reason
+
+
+def _suite_providers() -> list:
+    return [provider() for _ep, provider in plugins.load_all(plugins.SUITE_PASSES, "suite passes")]
+
+
+def suite_passes() -> tuple[str, ...]:
+    """The SPECs content registers under ``passgate.suite_passes`` (the guide's reference passes), in order."""
+    return tuple(spec for specs, _known in _suite_providers() for spec in specs)
+
+
+def known_violations(graphs: Optional[Iterable[str]] = None) -> dict:
+    """(pass, graph, check) -> reason: the suite passes' own recorded violations on ``graphs``.
+
+    None: on the graphs each provider names by default (the built-in graphs its violations occur on).
+    """
+    known: dict = {}
+    for _specs, known_of in _suite_providers():
+        known.update(known_of() if graphs is None else known_of(list(graphs)))
+    return known
+
+
+def workload(name: str = "standard") -> Workload:
+    """The certification workload of profile ``name``."""
+
+    prof = profile(name)
+    graphs, count = prof.certify_graphs, prof.random_count
+    names = [s.name for s in sources.select(list(graphs), count or None, 0)]
+    return Workload(prof.name, suite_passes(), graphs, random_count=count, known=known_violations(names))

@@ -25,8 +25,16 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from harness.core.errors import UsageError
+from harness.core.kinds import ExitCode
 from harness.core.results import CheckResult, Status
+from harness.core.shards import SAME_ENVIRONMENT
+from harness.graphs.cases import load_cases
+from harness.graphs.op_coverage import case_ops, op_coverage
 from harness.report import results_json as report_json
+from harness.report.view import load as load_results
+from harness.report.writers import default_writers
+
+__all__ = ["Terminated", "sigterm_raises", "Session", "render_table"]
 
 
 class Terminated(BaseException):
@@ -51,8 +59,7 @@ def sigterm_raises():
 
 
 def _default_writers() -> list:
-    """junit.xml, summary.md and report.html beside every results.json (harness/report/view.py)."""
-    from harness.report.view import default_writers
+    """junit.xml, summary.md and report.html beside every results.json (harness/report/writers.py)."""
 
     return default_writers()
 
@@ -79,21 +86,24 @@ class Session:
     # case name -> the ops it contains (export + edge), for the report's op_coverage (harness/graphs/op_coverage.py)
     op_sets: dict = field(default_factory=dict)
 
-    def progress(self, done: int, total: int, pass_name: str, graph: str, rs: list[CheckResult]) -> None:
+    def record(self, pair: "PairDone") -> None:  # noqa: F821 - harness.run.scheduler.PairDone
+        """Keep a judged pair's results (so a Ctrl-C loses nothing finished) and print its progress line."""
+        self.results.extend(pair.results)
         if self.quiet:
             return
+        rs = pair.results
         bad = sorted({r.check for r in rs if r.status in (Status.FAIL, Status.ERROR)})
         na = rs and all(r.status is Status.NOT_APPLICABLE for r in rs)
         verdict = "FAIL " + ",".join(bad) if bad else ("n/a" if na else "ok")
         seconds = sum(r.duration_s for r in rs)
-        print(f"passgate: [{done}/{total}] {pass_name} x {graph}: {verdict} ({seconds:.2f}s)", file=self.stream, flush=True)
+        print(f"passgate: [{pair.done}/{pair.total}] {pair.pass_name} x {pair.graph}: {verdict} ({seconds:.2f}s)",
+              file=self.stream, flush=True)
 
     def note(self, message: str) -> None:
         if not self.quiet:
             print(f"passgate: {message}", file=self.stream, flush=True)
 
     def load_cases(self, specs) -> list:
-        from harness.graphs.cases import load_cases
 
         specs = list(specs)
         count = 0
@@ -114,14 +124,13 @@ class Session:
         return cases
 
     def exit_status(self) -> int:
-        return 1 if any(
+        return ExitCode.VIOLATION if any(
             r.is_violation(self.strict) and (r.pass_name, r.graph, r.check) not in self.waived for r in self.results
-        ) else 0
+        ) else ExitCode.OK
 
     def finish(self, complete: bool = True, extra: Optional[dict] = None) -> int:
-        status = self.exit_status() if complete else 1
+        status = self.exit_status() if complete else ExitCode.VIOLATION
         if self.op_sets and "op_coverage" not in (extra or {}):
-            from harness.graphs.op_coverage import op_coverage
 
             extra = {**(extra or {}), "op_coverage": op_coverage(self.op_sets.values())}
         doc = report_json.document(
@@ -140,8 +149,6 @@ class Session:
 
     def load_previous(self) -> None:
         """Take the finished pairs of report_dir's results.json; UsageError if it cannot be continued."""
-        from harness.report.view import load as load_results
-        from harness.run.sharding import SAME_ENVIRONMENT
 
         path = Path(self.report_dir) / report_json.RESULTS_FILE
         if not path.exists():
@@ -177,9 +184,9 @@ class Session:
             try:
                 body(self)
             except KeyboardInterrupt:
-                return self._interrupted("interrupted", extra, 130)
+                return self._interrupted("interrupted", extra, ExitCode.INTERRUPTED)
             except Terminated:
-                return self._interrupted("terminated (SIGTERM)", extra, 1)
+                return self._interrupted("terminated (SIGTERM)", extra, ExitCode.VIOLATION)
         return self.finish(extra=extra() if extra else None)
 
     def _interrupted(self, what: str, extra: Optional[Callable[[], dict]], status: int) -> int:
@@ -191,7 +198,6 @@ class Session:
 
 
 def _case_ops(case) -> set:
-    from harness.graphs.op_coverage import case_ops
 
     try:
         return case_ops(case)

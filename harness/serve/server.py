@@ -10,8 +10,9 @@ hands its work to it when one is running:
   stdout / stderr file descriptors (``SCM_RIGHTS``, :func:`socket.send_fds`)
   over a Unix socket;
 - the server forks a child per request, which takes the client's fds as
-  0/1/2, chdir's, sets the environment and runs the normal
-  :func:`harness.cli.main.main`. The child inherits the warm imports and the
+  0/1/2, chdir's, sets the environment and runs the command line it was
+  handed (:func:`harness.cli.main.main`, by ``python -m harness.cli.serve``,
+  which is the server's process: the server never imports the CLI). The child inherits the warm imports and the
   memoized cases; it writes straight into the client's terminal or pipes, so
   the output is the one a local run prints, and the server sends back the
   child's exit status, which the client exits with;
@@ -27,14 +28,15 @@ a tensor, so it never starts the OpenMP thread pool (GNU OpenMP is not
 fork-safe once its pool exists; see :mod:`harness.run.isolation`), and it starts
 no threads; each child restores torch's default thread count.
 
-Security and the wire protocol: see :mod:`harness.serve.client`.
+Security and the wire protocol: see :mod:`harness.serve.protocol`.
 
 Fallbacks: no socket, a stale socket nobody answers, a server that is not
 ours or does not answer in time, or ``--no-server`` / ``PASSGATE_NO_SERVER=1``:
 ``passgate check`` runs in its own process, silently. A server that dies in
 the middle of a request makes the client say so in one line and run locally.
 
-This module imports only the standard library at the top; torch comes in :meth:`Server.warm`.
+This module imports only the standard library and stdlib-only passgate modules at the top; torch comes
+in :meth:`Server.warm`.
 """
 
 from __future__ import annotations
@@ -46,67 +48,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
+from harness.core.quiet import silence_third_party
+from harness.graphs import cache
+from harness.graphs.memos import MEMOS
+from harness.run.forking import die_with_parent
 from harness.serve import client as serve_client
-from harness.serve.client import (
-    NO_SERVER_ENV,
-    PROTOCOL,
-    _connect,
-    _peer_uid,
-    _recv_msg,
-    _send_msg,
-    secure_dir,
-    socket_path,
-)
+from harness.serve import warmup
+from harness.serve.client import NO_SERVER_ENV
+from harness.serve.protocol import PROTOCOL, connect, peer_uid, recv_msg, secure_dir, send_msg, socket_path
 
-_INSTALLED: tuple = ()
-
-
-def _watchable(path: Optional[str]) -> bool:
-    """Files of modules that can change under the server: not the standard library or installed packages."""
-    global _INSTALLED
-    if not path or not path.endswith(".py"):
-        return False
-    if not _INSTALLED:
-        import sysconfig
-
-        paths = sysconfig.get_paths()
-        _INSTALLED = tuple(sorted({os.path.realpath(paths[k]) + os.sep
-                                   for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}))
-    return not os.path.realpath(path).startswith(_INSTALLED)
-
-
-def _module_stamps() -> dict:
-    stamps = {}
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if _watchable(path):
-            try:
-                st = os.stat(path)
-                stamps[name] = (path, st.st_mtime_ns, st.st_size)
-            except OSError:
-                stamps[name] = (path, None, None)
-    return stamps
-
-
-def _changed(stamps: dict) -> list:
-    out = []
-    for name, (path, mtime, size) in stamps.items():
-        try:
-            st = os.stat(path)
-            now = (st.st_mtime_ns, st.st_size)
-        except OSError:
-            now = (None, None)
-        if now != (mtime, size):
-            out.append(name)
-    return sorted(out)
-
+__all__ = ["Server", "main"]
 
 class Server:
-    def __init__(self, cache_root: Path, preload: tuple = ("builtin", "zoo"), idle_timeout: float = 0.0,
-                 log=None):
+    def __init__(self, cache_root: Path, run_command: Callable[[list], int], preload: tuple = ("builtin", "zoo"),
+                 idle_timeout: float = 0.0, log=None):
         self.cache_root = Path(os.path.abspath(cache_root))
+        # What a request runs: the passgate CLI (harness.cli.main.main), handed in by the layer above so the
+        # server does not import the command line it serves.
+        self.run_command = run_command
         self.path = socket_path(self.cache_root)
         self.preload = tuple(preload)
         self.idle_timeout = idle_timeout
@@ -132,84 +93,25 @@ class Server:
 
         self.default_threads = torch.get_num_threads()
         torch.set_num_threads(1)  # no OpenMP pool in the server: children fork from a clean state
-        from harness.core.quiet import silence_third_party
 
         silence_third_party()
         os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.fspath(self.cache_root / "torchinductor"))
-        from harness.check import runner
-        from harness.cli.main import main as cli
-        from harness.graphs import cache
 
         cache.configure(self.cache_root)
         # One real in-process check pulls in every lazy import a check needs (executorch.exir, verifiers,
         # reports, the HTML writer); its report goes to a temporary folder that is removed.
         with tempfile.TemporaryDirectory(prefix="passgate-serve-warm-") as tmp:
-            cli.main(["check", "--pass", "passes.reference:RemoveDetachPass", "--graphs", "mlp", "--no-isolation",
+            self.run_command(["check", "--pass", warmup.WARMUP_PASS, "--graphs", "mlp", "--no-isolation",
                       "-q", "--report", tmp, "--cache-dir", os.fspath(self.cache_root), "--no-server"])
-        runner.clear_memos()
-        self.cases = self._preload()
+        MEMOS.clear(cases=False)
+        self.cases = warmup.preload_cases(self.preload, self.say)
         import gc
 
         gc.collect()
         gc.freeze()  # keep the warm objects out of the children's collections (less copy-on-write)
-        self.stamps = _module_stamps()
+        self.stamps = warmup.module_stamps()
         self.say(f"warm in {time.perf_counter() - started:.1f}s: {self.cases} cases memoized "
                  f"(preload: {', '.join(self.preload) or 'none'}), cache {self.cache_root}")
-
-    def _preload(self) -> int:
-        from harness.graphs import sources
-        from harness.graphs.cases import _MEMO, load_case
-
-        for source in self.preload:
-            try:
-                specs = sources.select([source])
-            except Exception as exc:  # noqa: BLE001 - a source this build lacks: preload the others
-                self.say(f"preload {source}: {exc}")
-                continue
-            for spec in specs:
-                try:
-                    case = load_case(spec)
-                    if not case.from_cache:  # memoize it as the cache gives it: runs say "cached", as without us
-                        _MEMO.pop(next(k for k, v in _MEMO.items() if v is case))
-                        load_case(spec)
-                except Exception as exc:  # noqa: BLE001 - the check itself will report a case that fails to lower
-                    self.say(f"preload {spec.name}: {type(exc).__name__}: {exc}")
-        self._prime(list(_MEMO.values()))
-        self._precompute(list(_MEMO.values()))
-        return len(_MEMO)
-
-    def _precompute(self, cases: list) -> None:
-        """Each case's reference outputs and fingerprint, at the edge stage with the default seed and draws.
-
-        Computed once here (one thread, as in the isolation workers); every child inherits them, so a
-        rerun spends its time on the pass and its checks.
-        """
-        from harness.check import runner
-
-        started = time.perf_counter()
-        for case in cases:
-            try:
-                runner.prepare_case(case)
-            except Exception:  # noqa: BLE001 - a case that cannot run: its checks will say so
-                pass
-        self.say(f"computed reference outputs of {len(cases)} cases in {time.perf_counter() - started:.1f}s")
-
-    def _prime(self, cases: list) -> None:
-        """Retrace each memoized case once through ExportPass (the base of most ExecuTorch passes).
-
-        torch keeps a process-wide cache of fake-tensor dispatches (op, shapes, dtypes -> result); the first
-        retrace of a graph fills it and later ones run ~1.5-2x faster. Filled here, every child inherits it,
-        so a pass's first run on a case costs what its reruns cost. Nothing else is kept.
-        """
-        from executorch.exir.pass_base import ExportPass
-
-        started = time.perf_counter()
-        for case in cases:
-            try:
-                ExportPass()(case.program("edge").graph_module)
-            except Exception:  # noqa: BLE001 - a case ExportPass cannot retrace: its checks will say so
-                pass
-        self.say(f"primed torch's dispatch caches on {len(cases)} cases in {time.perf_counter() - started:.1f}s")
 
     # -- socket --------------------------------------------------------------
 
@@ -217,7 +119,7 @@ class Server:
         if not secure_dir(self.path.parent, create=True):
             raise RuntimeError(f"{self.path.parent} is not a private folder (owner {os.getuid()}, mode 0700)")
         if self.path.exists() or self.path.is_symlink():
-            probe = _connect(self.path, timeout=2.0)
+            probe = connect(self.path, timeout=2.0)
             if probe is not None:
                 probe.close()
                 raise RuntimeError(f"a server already answers on {self.path}")
@@ -326,31 +228,31 @@ class Server:
         keep = False
         try:
             conn.settimeout(5.0)
-            if _peer_uid(conn) != os.getuid():
+            if peer_uid(conn) != os.getuid():
                 return None
-            msg, fds = _recv_msg(conn, max_fds=3)
+            msg, fds = recv_msg(conn, max_fds=3)
             op = msg.get("op")
             if msg.get("v") != PROTOCOL:
-                _send_msg(conn, {"note": "server speaks another protocol version; running without it"})
+                send_msg(conn, {"note": "server speaks another protocol version; running without it"})
                 return None
             if op == "status":
-                _send_msg(conn, self.status())
+                send_msg(conn, self.status())
                 return None
             if op == "stop":
-                _send_msg(conn, {"stopped": os.getpid()})
+                send_msg(conn, {"stopped": os.getpid()})
                 return "stop"
             if op != "run" or len(fds) != 3:
-                _send_msg(conn, {"error": f"unknown request {op!r}"})
+                send_msg(conn, {"error": f"unknown request {op!r}"})
                 return None
-            changed = _changed(self.stamps)
+            changed = warmup.changed_modules(self.stamps)
             if any(n == "harness" or n.startswith("harness.") for n in changed):
-                _send_msg(conn, {"note": "passgate's own code changed: the server restarts; this run goes without it"})
+                send_msg(conn, {"note": "passgate's own code changed: the server restarts; this run goes without it"})
                 return "restart"
             if changed:
                 self._reimport(changed)
             pid = self._fork_child(msg, fds)
             conn.settimeout(None)
-            _send_msg(conn, {"pid": pid})
+            send_msg(conn, {"pid": pid})
             self.children[pid] = conn
             self.served += 1
             keep = True
@@ -378,7 +280,7 @@ class Server:
             except Exception as exc:  # noqa: BLE001 - mid-edit: left out, each child imports it (and reports)
                 sys.modules.pop(n, None)
                 self.say(f"reimport {n}: {type(exc).__name__}: {exc}")
-        self.stamps = _module_stamps()
+        self.stamps = warmup.module_stamps()
         self.say(f"reloaded {', '.join(sorted(tops))} ({len(dropped)} modules): their files changed")
 
     def _fork_child(self, msg: dict, fds: list) -> int:
@@ -406,14 +308,13 @@ class Server:
             os._exit(status)
 
     def _child(self, msg: dict, fds: list) -> int:
-        serve_client.IN_SERVER = True  # its `passgate check` runs here, not through a server again
+        serve_client.serve_locally()  # its `passgate check` runs here, not through a server again
         signal.signal(signal.SIGINT, signal.default_int_handler)
         for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
             signal.signal(sig, signal.SIG_DFL)
         signal.set_wakeup_fd(-1)
         for sock in self.wake:
             sock.close()
-        from harness.run.isolation import die_with_parent
 
         die_with_parent(os.getppid())
         self.listener.close()
@@ -438,10 +339,8 @@ class Server:
         import torch
 
         torch.set_num_threads(self.default_threads)
-        from harness.cli.main import main as cli
-
         sys.argv = ["passgate", *msg["argv"]]
-        return int(cli.main(list(msg["argv"])))
+        return int(self.run_command(list(msg["argv"])))
 
     def _reap(self) -> None:
         while self.children:
@@ -456,7 +355,7 @@ class Server:
                 continue
             code = os.waitstatus_to_exitcode(raw)
             try:
-                _send_msg(conn, {"exit": code} if code >= 0 else {"signal": -code})
+                send_msg(conn, {"exit": code} if code >= 0 else {"signal": -code})
             except OSError:
                 pass
             conn.close()
@@ -481,16 +380,19 @@ class Server:
 
 
 
-def main(argv: Optional[list] = None) -> int:
-    """The server process (``python -m harness.serve.server``); ``passgate serve`` starts it in the background."""
+def main(argv: Optional[list], run_command: Callable[[list], int], relaunch: list) -> int:
+    """The server process: serve ``run_command`` until stopped; ``relaunch`` (argv) starts a fresh one.
+
+    ``passgate serve`` starts it in the background as ``python -m harness.cli.serve``.
+    """
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m harness.serve.server")
+    ap = argparse.ArgumentParser(prog=" ".join(relaunch[1:]))
     ap.add_argument("--cache-dir", required=True)
     ap.add_argument("--preload", nargs="*", default=["builtin", "zoo"])
     ap.add_argument("--idle-timeout", type=float, default=0.0)
     args = ap.parse_args(argv)
-    server = Server(Path(args.cache_dir), tuple(args.preload), args.idle_timeout, log=sys.stdout)
+    server = Server(Path(args.cache_dir), run_command, tuple(args.preload), args.idle_timeout, log=sys.stdout)
     stop = {"why": None}
 
     def on_term(signum, frame):
@@ -516,13 +418,7 @@ def main(argv: Optional[list] = None) -> int:
     server.say(f"stopped ({why})")
     if why == "restart":
         sys.stdout.flush()
-        os.execv(sys.executable, [sys.executable, "-m", "harness.serve.server", "--cache-dir", os.fspath(server.cache_root),
-                                  "--preload", *server.preload, "--idle-timeout", str(args.idle_timeout)])
+        os.execv(relaunch[0], [*relaunch, "--cache-dir", os.fspath(server.cache_root),
+                               "--preload", *server.preload, "--idle-timeout", str(args.idle_timeout)])
     return 0
 
-
-if __name__ == "__main__":  # pragma: no cover
-    # Run as harness.serve.server, not __main__, so the children share this module's warm state.
-    from harness.serve.server import main as _main
-
-    sys.exit(_main())

@@ -22,6 +22,8 @@ from harness.graphs.op_coverage import op_name
 from harness.graphs.random.program import Decl, Program, Stmt
 from harness.graphs.random.types import Val
 
+__all__ = ["EXACT_NUMEL", "from_graph"]
+
 EXACT_NUMEL = 64  # tensors up to this many elements are written out value by value
 
 

@@ -31,6 +31,9 @@ from harness.graphs.random.ops import RULES
 from harness.graphs.random.program import Decl, Program, Stmt
 from harness.graphs.random.types import FLOATS, Emit, Val
 
+__all__ = ["BATCHES", "MAX_OUTPUTS", "STATS", "programs", "draw_program", "spec_of", "program_of", "random_specs",
+           "LowerStat", "lower_stat"]
+
 BATCHES = (3, 5)  # sample size of the dynamic dim, and the size of the second (probing) evaluation
 MAX_OUTPUTS = 6
 STATS = {"redrawn": 0, "statements": 0}

@@ -78,6 +78,8 @@ from harness.graphs.random.types import (  # noqa: F401 - re-exported: the vocab
     last_static,
 )
 
+__all__ = ["UNARY_FLOAT", "RULES", "RULES_BY_NAME"]
+
 # ---------------------------------------------------------------- elementwise
 
 

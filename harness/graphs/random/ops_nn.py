@@ -11,6 +11,11 @@ from typing import Optional
 
 from harness.graphs.random.types import Emit, Val, is_f32
 
+# the rule builders ops.py assembles into the vocabulary
+__all__ = ["_addmm", "_arange_add", "_batch_norm", "_bmm", "_conv", "_embedding", "_flip", "_fresh_bool",
+           "_fresh_index", "_group_norm", "_index_select", "_layer_norm", "_linear", "_make_f32", "_matmul", "_mm",
+           "_pad", "_pool", "_repeat", "_static_rank", "_tril"]
+
 # ---------------------------------------------------------------- linear algebra
 
 

@@ -12,6 +12,10 @@ from typing import Optional
 
 from harness.graphs.random.types import Emit, Val, is_float, sizes_code
 
+# the rule builders ops.py assembles into the vocabulary
+__all__ = ["_cat", "_detach", "_expand", "_flatten", "_max_dim", "_permute", "_reduce", "_reshape", "_select",
+           "_slice", "_softmax", "_split", "_squeeze", "_stack", "_transpose", "_unsqueeze"]
+
 # ---------------------------------------------------------------- views and aliasing
 
 

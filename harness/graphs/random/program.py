@@ -18,6 +18,8 @@ from typing import Optional
 
 from harness.graphs.random.types import Val
 
+__all__ = ["Decl", "Stmt", "Program"]
+
 BATCH_MIN, BATCH_MAX = 2, 64
 
 

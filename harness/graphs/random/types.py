@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+__all__ = ["FLOATS", "LOW_PRECISION", "NUMERIC", "Val", "Emit", "OpRule", "is_float", "is_f32", "is_numeric",
+           "last_static", "sizes_code"]
+
 FLOATS = ("float32", "float16", "bfloat16")
 LOW_PRECISION = ("float16", "bfloat16")
 NUMERIC = FLOATS + ("int64",)

@@ -1,9 +1,15 @@
-"""The Vulkan section's numbers and plots: error against the references, per fused op.
+"""The Vulkan section of report.html: error against the references, per fused op, with plots.
 
-The Vulkan checks (``fusion_expected``, ``fused_vs_qdq``, ``fused_vs_float``,
-``device_vs_reference``) carry their measurements in ``details``. This module
-reads them tolerantly, because a vendor's executor may report fewer fields
-than ours; keys read (first one present wins):
+The engine's HTML report knows no backend: it renders the sections content
+declares in the ``passgate.report_sections`` entry-point group, and this
+module is Vulkan's (:func:`report_section`, declared in pyproject.toml). It
+shows nothing for a run without Vulkan checks.
+
+The Vulkan checks (``check_ids("vulkan")``: ``fusion_expected``,
+``fused_vs_qdq``, ``fused_vs_float``, ``device_vs_reference``) carry their
+measurements in ``details``. This module reads them tolerantly, because a
+vendor's executor may report fewer fields than ours; keys read (first one
+present wins):
 
 - fused op: ``op``, ``fused_op``, ``expected_op``; else the recipe in a
   ``vulkan/<recipe>/<shape>/s<seed>`` graph name; else the ops a case's
@@ -27,9 +33,14 @@ import math
 import random
 import statistics
 from dataclasses import dataclass, field
+from html import escape
 from typing import Optional
 
-VULKAN_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
+from harness.core.results import check_ids
+
+__all__ = ["OpStats", "median", "op_of", "plots", "report_section", "vulkan_stats"]
+
+_VULKAN_CHECKS = check_ids("vulkan")
 
 
 def _first(d: dict, *keys) -> Optional[float]:
@@ -83,7 +94,7 @@ def vulkan_stats(results: list) -> dict[str, OpStats]:
     emitted = {(r["pass_name"], r["graph"]): [_short(k) for k in (r.get("details") or {}).get("emitted") or ()]
                for r in results if r["check"] == "fusion_expected"}
     for r in results:
-        if r["check"] not in VULKAN_CHECKS:
+        if r["check"] not in _VULKAN_CHECKS:
             continue
         op = op_of(r, emitted)
         st = ops.setdefault(op, OpStats(op))
@@ -173,3 +184,34 @@ def plots(stats: dict[str, OpStats]) -> list[tuple[str, str]]:
         ax.set_title("Error distribution per fused op (box: quartiles; dots: values)")
         out.append(("Error against the Q/DQ program per fused op", _png(fig)))
     return out
+
+
+# ----------------------------------------------------------------------------- the report.html section
+
+
+def _e(x) -> str:
+    return escape(str(x if x is not None else ""))
+
+
+def _fmt(x: Optional[float], spec: str = ".1f") -> str:
+    return "–" if x is None else format(x, spec)
+
+
+def report_section(doc: dict) -> str:
+    """The Vulkan Q/DQ fusion section of report.html: per-op table and plots; "" without Vulkan results."""
+    stats = vulkan_stats(doc.get("results", ()))
+    if not stats:
+        return ""
+    rows = "".join(
+        f'<tr><td><code>{_e(s.op)}</code></td><td>{len(s.cases)}</td><td>{s.fused}</td>'
+        f"<td>{_fmt(s.worst_error, '.3g')} {_e(s.unit if s.worst_error is not None else '')}</td>"
+        f"<td>{_fmt(median(s.sqnr_fused))}</td><td>{_fmt(median(s.sqnr_qdq))}</td>"
+        f'<td class="{"fail" if s.failed else "ok"}">{_e(s.verdict)}</td></tr>' for s in stats.values())
+    table = ("<table><tr><th>fused op</th><th>cases</th><th>fused</th><th>worst error vs Q/DQ</th>"
+             f"<th>median SQNR fused (dB)</th><th>median SQNR Q/DQ (dB)</th><th>verdict</th></tr>{rows}</table>")
+    imgs = "".join(f'<div><img class="plot" alt="{_e(t)}" src="data:image/png;base64,{b64}"></div>'
+                   for t, b64 in plots(stats))
+    return f'<h2 id="vulkan">Vulkan Q/DQ fusion</h2>{table}{imgs}'
+
+
+report_section.nav_label = "Vulkan"  # the report's navigation bar links the section under this name

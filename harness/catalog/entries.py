@@ -1,0 +1,250 @@
+"""Catalog entries: one upstream pass, how passgate builds it, and the contract it is held to.
+
+Why entries and not a list of SPECs: most upstream passes cannot be built by
+the core's default rule (no arguments, or only the ExportedProgram). Some
+want real arguments (``TagMemoryMetaPass`` a texture-limit triple), some want
+the program assigned after construction (the Vulkan passes read
+``self._exported_program``, as ``vulkan_preprocess.apply_passes`` sets it),
+some are functions over the whole program, some only make sense after
+``SpecPropPass`` or on quantized graphs, and some change meaning on purpose
+(``FuseActivationPass`` moves the activation into node metadata for the
+XNNPACK serializer). A :class:`CatalogEntry` records all of that, plus the
+checks the pass is known to fail with the reason and upstream reference.
+
+These are the engine's types: the catalogs themselves (``passes/``, or a
+vendor's) are content, registered through the ``passgate.catalogs`` entry
+point group (:mod:`harness.catalog.registry`). Nothing here imports torch or
+executorch at import time; building an entry's pass does.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Optional
+
+from harness.check.loading import LoadedPass, instantiate
+from harness.pipelines import pipeline
+
+__all__ = ["CATALOG_STAGES", "QUANTIZED", "KnownFailure", "Build", "Lazy", "resolve", "EntryFactory",
+           "CatalogEntry", "Catalog", "entry", "known"]
+
+CATALOG_STAGES = ("export", "edge", "quantized-edge")
+QUANTIZED = "quantized"  # graph source / tag of quantized cases
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A check the pass is known to fail, and why.
+
+    ``kind``: ``bug`` (we believe upstream should fix it), ``by-design`` (the
+    pass deliberately leaves a state the check rejects, e.g. backend-only ops
+    consumed under a relaxed verifier), ``precondition`` (it needs a graph
+    state our cases do not give it).
+    """
+
+    check: str
+    reason: str
+    upstream: str = ""  # issue / PR / file:line
+    graphs: tuple[str, ...] = ()  # graph names or tags; empty: any graph
+    kind: str = "bug"
+
+    def matches(self, graph: str, tags: Iterable[str] = ()) -> bool:
+        return not self.graphs or graph in self.graphs or bool(set(self.graphs) & set(tags))
+
+
+@dataclass(frozen=True)
+class Build:
+    """How to construct a pass for one program. Picklable: isolated runs ship it to a worker.
+
+    ``how``:
+    - ``default``: the core's rule (class with no arguments or the program; function; instance);
+    - ``call``: ``target(*args, **kwargs)``;
+    - ``program``: ``target(ep, *args, **kwargs)``;
+    - ``program_attr``: ``target(*args, **kwargs)`` then ``_exported_program = ep``
+      (what ``vulkan_preprocess.apply_passes`` does);
+    - ``program_function``: ``target(ep, *args, **kwargs)`` returns a program;
+    - ``graph_function``: ``target(gm, *args, **kwargs)`` with the extra arguments bound;
+    - ``graph_and_program``: ``target(gm, ep, *args, **kwargs)`` (``external_mutable_weights_pass``).
+
+    ``after``: specs of passes run first, in order (e.g. ``SpecPropPass`` for
+    passes that read ``meta['spec']``), the way the ExecuTorch flow orders them.
+    """
+
+    how: str = "default"
+    args: tuple = ()
+    kwargs: tuple = ()  # (name, value) pairs
+    after: tuple[str, ...] = ()
+
+    @staticmethod
+    def short(spec: str) -> str:
+        name = spec.rpartition(":")[2]
+        return "SpecPropPass" if name == "SpecPropWithPlaceholders" else name
+
+    def describe(self, attr: str) -> str:
+        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
+        text = {
+            "default": f"{attr} (default construction)",
+            "call": f"{attr}({', '.join(parts)})",
+            "program": f"{attr}({', '.join(['ep', *parts])})",
+            "program_attr": f"{attr}({', '.join(parts)}); ._exported_program = ep",
+            "program_function": f"{attr}({', '.join(['ep', *parts])}) -> ep",
+            "graph_function": f"{attr}({', '.join(['gm', *parts])})",
+            "graph_and_program": f"{attr}({', '.join(['gm', 'ep', *parts])})",
+        }[self.how]
+        return f"{' -> '.join(Build.short(s) for s in self.after)} -> {text}" if self.after else text
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A constructor argument made when the pass is built: ``resolve(spec)()``
+    (a fresh state object per run, or one that needs torch/executorch to exist)."""
+
+    spec: str
+
+    def __repr__(self) -> str:
+        return f"{self.spec.rpartition(':')[2]}()"
+
+
+def _arg(a: Any) -> Any:
+    return resolve(a.spec)() if isinstance(a, Lazy) else a
+
+
+def resolve(spec: str) -> Any:
+    """The object ``module:attr.sub`` names (imports the module)."""
+    module, _, attr = spec.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+@dataclass(frozen=True)
+class EntryFactory:
+    """``LoadedPass(kind='factory')`` object: builds the entry's pass for the program it is handed."""
+
+    spec: str
+    build: Build
+
+    def __call__(self, ep):
+
+        target = resolve(self.spec)
+        b = replace(self.build, args=tuple(_arg(a) for a in self.build.args))
+        kwargs = {k: _arg(v) for k, v in b.kwargs}
+        if b.how == "call":
+            p = target(*b.args, **kwargs)
+        elif b.how == "program":
+            p = target(ep, *b.args, **kwargs)
+        elif b.how == "program_attr":
+            p = target(*b.args, **kwargs)
+            p._exported_program = ep
+        elif b.how == "program_function":
+            p = pipeline.ProgramFunctionPass(target, b.args, b.kwargs)
+        elif b.how == "graph_function":
+            p = pipeline.GraphFunctionPass(target, b.args, b.kwargs)
+        elif b.how == "graph_and_program":
+            p = pipeline.GraphFunctionPass(target, (ep, *b.args), b.kwargs)
+        else:
+
+            p = instantiate(target, ep) if inspect.isclass(target) else target
+        if not b.after:
+            return p
+        steps = [pipeline.Step(Build.short(s), EntryFactory(s, Build())) for s in b.after]
+        steps.append(pipeline.Step(self.spec.rpartition(":")[2], _Fixed(p)))
+        return pipeline.PassSequence(steps, last_requires=True)
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    """A factory returning an already built pass (the last step of an ``after`` sequence)."""
+
+    p: Any
+
+    def __call__(self, ep):
+        return self.p
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    """One upstream pass and its contract."""
+
+    name: str  # unique across catalogs: "<catalog>.<Attr>"
+    spec: str  # module:attr
+    stage: str = "edge"  # export | edge | quantized-edge
+    semantics: str = "preserving"  # preserving | changing
+    build: Build = field(default_factory=Build)
+    applies_to: tuple[str, ...] = ()  # graph names, tags or sources; empty: every graph of its stage
+    known: tuple[KnownFailure, ...] = ()
+    unavailable: str = ""  # why it cannot be constructed or run here
+    contract: str = ""  # what it promises, in one line
+    slow: bool = False  # seconds per call even on small graphs: kept out of the quick profile
+    curated: bool = True  # False: discovered without an explicit entry, built the default way
+    catalog: str = ""
+
+    @property
+    def runner_stage(self) -> str:
+        return "edge" if self.stage == "quantized-edge" else self.stage
+
+    @property
+    def construct(self) -> str:
+        return self.build.describe(self.spec.rpartition(":")[2])
+
+    @property
+    def runnable(self) -> bool:
+        return not self.unavailable
+
+    def applies(self, spec) -> bool:
+        """Does this entry run on graph case ``spec`` (a CaseSpec)?"""
+        quantized = spec.source == QUANTIZED or QUANTIZED in spec.tags
+        wanted = self.applies_to or ((QUANTIZED,) if self.stage == "quantized-edge" else ())
+        if not wanted:
+            return not quantized  # float passes: the float graphs (quantized ones only when listed)
+        return spec.name in wanted or spec.source in wanted or bool(set(wanted) & set(spec.tags))
+
+    @property
+    def skipped_checks(self) -> dict:
+        """Checks that do not apply to how this entry is built, with why (reported as skips)."""
+        if self.build.after:
+            first = ", ".join(Build.short(s) for s in self.build.after)
+            return {"idempotent": f"run after {first}: a second run would re-run them on a graph already past "
+                                  "their stage",
+                    "input_unchanged": f"run after {first} on a copy the sequence owns: what the pass does to its "
+                                       "own input is not observable here (see the pipelines' verify-each)"}
+        return {}
+
+    def known_for(self, check: str, graph: str, tags: Iterable[str] = ()) -> Optional[KnownFailure]:
+        return next((k for k in self.known if k.check == check and k.matches(graph, tags)), None)
+
+    def loaded(self):
+        """A LoadedPass that builds this entry's pass afresh for every run."""
+
+        return LoadedPass(spec=self.spec, name=self.name, obj=EntryFactory(self.spec, self.build), kind="factory",
+                          semantics=self.semantics, stage=self.runner_stage)
+
+
+@dataclass
+class Catalog:
+    """A named set of entries and the packages discovery walks for it."""
+
+    name: str
+    packages: tuple[str, ...]
+    entries: tuple[CatalogEntry, ...]
+    description: str = ""
+    # module prefix -> reason, for whole backends that cannot import here (vendor SDKs)
+    unavailable_packages: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.entries = tuple(e if e.catalog else replace(e, catalog=self.name) for e in self.entries)
+
+
+# -- helpers catalogs use to write entries compactly ----------------------------------------------------
+
+def entry(catalog: str, spec: str, **kw) -> CatalogEntry:
+    """An entry of ``catalog`` named ``<catalog>.<attr of spec>``."""
+    return CatalogEntry(name=f"{catalog}.{spec.rpartition(':')[2]}", spec=spec, catalog=catalog, **kw)
+
+
+def known(check: str, reason: str, upstream: str = "", graphs: tuple = (), kind: str = "bug") -> KnownFailure:
+    """A :class:`KnownFailure`, with ``graphs`` given as any iterable."""
+    return KnownFailure(check, reason, upstream, tuple(graphs), kind)

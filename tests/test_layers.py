@@ -1,0 +1,71 @@
+"""The engine's import structure: layers import downward only, and never content.
+
+Read from the source (every ``import``, including the ones inside functions),
+so a lazy import cannot hide an upward arrow. The order is the one the
+README's layout table and ``harness/__init__.py`` describe.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import harness
+
+ROOT = Path(__file__).resolve().parent.parent / "harness"
+# lowest first; a layer may import itself and any layer before it
+LAYERS = ("core", "graphs", "check", "pipelines", "catalog", "reduce", "report", "run", "serve", "cli")
+CONTENT = ("passes", "vulkan", "fixtures")
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(), str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out += [(node.lineno, node.module)]
+            if node.module == "harness":  # from harness import X: X may be a layer
+                out += [(node.lineno, f"harness.{a.name}") for a in node.names]
+    return out
+
+
+def _layer(module: str):
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "harness" and parts[1] in LAYERS else None
+
+
+def test_layers_import_downward_only():
+    wrong = []
+    for layer in LAYERS:
+        for path in sorted((ROOT / layer).rglob("*.py")):
+            for line, module in _imports(path):
+                target = _layer(module)
+                if target is not None and LAYERS.index(target) > LAYERS.index(layer):
+                    wrong.append(f"{path.relative_to(ROOT.parent)}:{line} imports {module} ({layer} -> {target})")
+    assert not wrong, "imports that run back up:\n" + "\n".join(wrong)
+
+
+def test_engine_never_imports_content():
+    wrong = [f"{path.relative_to(ROOT.parent)}:{line} imports {module}"
+             for path in sorted(ROOT.rglob("*.py")) for line, module in _imports(path)
+             if module.split(".")[0] in CONTENT]
+    assert not wrong, "the engine imports content (plug it in through an entry point):\n" + "\n".join(wrong)
+
+
+def test_every_engine_module_declares_its_public_names():
+    missing = [str(p.relative_to(ROOT.parent)) for p in sorted(ROOT.rglob("*.py"))
+               if p.name != "__init__.py" and "__all__" not in p.read_text()]
+    assert not missing, "modules without __all__: " + ", ".join(missing)
+
+
+def test_public_api_resolves_lazily():
+    import subprocess
+    import sys
+
+    code = ("import sys, harness; assert 'torch' not in sys.modules; "
+            "names = [getattr(harness, n) for n in harness.__all__]; print(len(names))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert int(out) == len(harness.__all__)
+    assert issubclass(harness.UsageError, harness.PassgateError)
