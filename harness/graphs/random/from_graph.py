@@ -10,7 +10,13 @@ stays a module that exports and lowers to the same ops.
 
 Small parameters, buffers and lifted constants keep their exact values
 (``torch.tensor([...])``); larger ones become seeded random parameters of
-the same shape. Shapes are the sample's (the reduced program is static).
+the same shape. Shapes are the sample's (the reduced program is static);
+channels-last inputs stay channels-last, and the SymInt arithmetic of a
+dynamic graph (``operator.mul`` of sizes) is int arithmetic. Updates of state (the signature's
+BUFFER_MUTATION and USER_INPUT_MUTATION outputs) become ``copy_`` of the
+new value into the buffer or input at the end, so the rewritten program
+exports to the same write-backs instead of to plain outputs. Multi-output
+nodes bind their tuple, read by one ``getitem`` statement per result used.
 """
 
 from __future__ import annotations
@@ -71,6 +77,9 @@ def _target_code(target) -> Optional[str]:
 
     if target is operator.getitem:
         return "getitem"
+    infix = {operator.mul: "*", operator.add: "+", operator.sub: "-", operator.floordiv: "//", operator.mod: "%"}
+    if target in infix:  # SymInt arithmetic of a dynamic graph: int arithmetic in the static rewrite
+        return "infix " + infix[target]
     name = op_name(target)
     parts = name.split(".")
     if len(parts) == 2:  # an ATen op: add.Tensor
@@ -98,32 +107,15 @@ def _tensor_decl(name: str, t, parameter: bool) -> Decl:
 def from_graph(ep, name: str, seed: int) -> Optional[Program]:
     """The program of ``ep``'s graph, one statement per node; None when a node cannot be written as code."""
     import torch
-    from torch.export.graph_signature import InputKind
 
-    gm = ep.graph_module
     sig = {s.arg.name: s for s in ep.graph_signature.input_specs if hasattr(s.arg, "name")}
     names: dict[str, str] = {}
+    state: dict[tuple, Val] = {}  # (kind, buffer target or input name) -> the buffer or input to write back into
     inputs, decls, stmts, vals = [], [], [], []
-    for node in gm.graph.nodes:
+    for node in ep.graph_module.graph.nodes:
         if node.op == "placeholder":
-            val = node.meta.get("val")
-            spec = sig.get(node.name)
-            if not isinstance(val, torch.Tensor) or spec is None:
+            if not _placeholder(ep, node, sig.get(node.name), names, state, inputs, decls):
                 return None
-            shape = tuple(_hint(d) for d in val.shape)
-            if spec.kind == InputKind.USER_INPUT:
-                v = Val(f"x{len(inputs)}", shape, _dtype_name(val.dtype), (False,) * len(shape),
-                        index_high=_index_high(node, ep))
-                inputs.append(v)
-                names[node.name] = v.name
-                continue
-            value = ep.state_dict.get(spec.target) if spec.target in ep.state_dict else ep.constants.get(spec.target)
-            if not isinstance(value, torch.Tensor):
-                return None
-            decl = _tensor_decl(f"{'p' if spec.kind == InputKind.PARAMETER else 'b'}{len(decls)}", value,
-                                spec.kind == InputKind.PARAMETER)
-            decls.append(decl)
-            names[node.name] = decl.ref
         elif node.op == "call_function":
             code = _target_code(node.target)
             if code is None:
@@ -135,19 +127,13 @@ def from_graph(ep, name: str, seed: int) -> Optional[Program]:
                     return None
                 stmts.append(Stmt((out,), f"{{0}}[{int(node.args[1])}]", (src,)))
             else:
-                args, refs = [], []
-                for a in node.args:
-                    lit = _literal(a, names)
-                    if lit is None:
-                        return None
-                    args.append(lit)
-                for k, a in node.kwargs.items():
-                    lit = _literal(a, names)
-                    if lit is None:
-                        return None
-                    args.append(f"{k}={lit}")
+                args = [_literal(a, names) for a in node.args]
+                args += [None if lit is None else f"{k}={lit}"
+                         for k, lit in ((k, _literal(a, names)) for k, a in node.kwargs.items())]
+                if any(a is None for a in args):
+                    return None
                 refs = [names[n.name] for n in node.all_input_nodes]
-                expr = f"{code}({', '.join(args)})"
+                expr = f" {code[6:]} ".join(args) if code.startswith("infix ") else f"{code}({', '.join(args)})"
                 for i, r in enumerate(dict.fromkeys(refs)):  # value names become {i} slots
                     expr = _slot(expr, r, i)
                 stmts.append(Stmt((out,), expr, tuple(dict.fromkeys(refs))))
@@ -157,8 +143,7 @@ def from_graph(ep, name: str, seed: int) -> Optional[Program]:
                 shape = tuple(_hint(d) for d in val.shape)
                 vals.append(Val(out, shape, _dtype_name(val.dtype), (False,) * len(shape)))
         elif node.op == "output":
-            outs = [names.get(getattr(a, "name", None)) for a in torch.utils._pytree.tree_leaves(node.args[0])]
-            user_outs = [o for o in outs if o and o.startswith("v")]
+            user_outs = _outputs(ep, node, names, state, stmts, vals)
             if not user_outs:
                 return None
             return Program(name, seed, tuple(inputs), tuple(decls), tuple(stmts), tuple(dict.fromkeys(user_outs)),
@@ -166,6 +151,62 @@ def from_graph(ep, name: str, seed: int) -> Optional[Program]:
         else:
             return None
     return None
+
+
+def _placeholder(ep, node, spec, names: dict, state: dict, inputs: list, decls: list) -> bool:
+    """A user input (``xN``) or a parameter/buffer/constant declaration for ``node``; False if it cannot be one."""
+    import torch
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    val = node.meta.get("val")
+    if not isinstance(val, torch.Tensor) or spec is None:
+        return False
+    shape = tuple(_hint(d) for d in val.shape)
+    if spec.kind == InputKind.USER_INPUT:
+        v = Val(f"x{len(inputs)}", shape, _dtype_name(val.dtype), (False,) * len(shape),
+                index_high=_index_high(node, ep), channels_last=_channels_last(val))
+        inputs.append(v)
+        names[node.name] = v.name
+        state[(OutputKind.USER_INPUT_MUTATION, node.name)] = v
+        return True
+    value = ep.state_dict.get(spec.target) if spec.target in ep.state_dict else ep.constants.get(spec.target)
+    if not isinstance(value, torch.Tensor):
+        return False
+    decl = _tensor_decl(f"{'p' if spec.kind == InputKind.PARAMETER else 'b'}{len(decls)}", value,
+                        spec.kind == InputKind.PARAMETER)
+    decls.append(decl)
+    names[node.name] = decl.ref
+    state[(OutputKind.BUFFER_MUTATION, spec.target)] = Val(decl.ref, shape, _dtype_name(val.dtype), (False,) * len(shape))
+    return True
+
+
+def _outputs(ep, node, names: dict, state: dict, stmts: list, vals: list) -> list:
+    """The program's outputs: user outputs as they are, each state update as a ``copy_`` into its target
+    (appended to ``stmts``), returned so the write stays live."""
+    import torch
+    from torch.export.graph_signature import OutputKind
+
+    leaves = torch.utils._pytree.tree_leaves(node.args[0])
+    specs = ep.graph_signature.output_specs
+    outs = []
+    for i, a in enumerate(leaves):
+        ref = names.get(getattr(a, "name", None))
+        kind = specs[i].kind if i < len(specs) else OutputKind.USER_OUTPUT
+        target = state.get((kind, specs[i].target)) if i < len(specs) else None
+        if target is not None and ref is not None and ref != target.name:
+            out = f"v{len(stmts)}"
+            stmts.append(Stmt((out,), "{0}.copy_({1})", (target.name, ref), inplace=True))
+            vals.append(Val(out, target.shape, target.dtype, target.dyn))
+            outs.append(out)
+        elif ref and ref.startswith("v"):
+            outs.append(ref)
+    return outs
+
+
+def _channels_last(val) -> bool:
+    import torch
+
+    return val.dim() == 4 and not val.is_contiguous() and val.is_contiguous(memory_format=torch.channels_last)
 
 
 def _slot(expr: str, ref: str, i: int) -> str:

@@ -12,6 +12,14 @@ that nevertheless fails eagerly is undone and redrawn (counted in
 :data:`STATS`, so a vocabulary bug shows up as a number, not as a silently
 smaller graph).
 
+What the rules draw from (hypothesis choices, the pool, makers of inputs,
+parameters and buffers of every dtype) is :class:`harness.graphs.random.gen.Gen`.
+An operand is mostly a recent value, and half the time an unused later
+result of a multi-output statement (topk's indices, a layer norm's rstd)
+or unused indices (argmax) when one fits, so every result of such ops is
+read. The outputs are the values nothing reads, updates of buffers and
+inputs first (an update nothing reads would be pruned with its write-back).
+
 :func:`random_specs` draws graph ``i`` of seed ``s`` from hypothesis'
 ``ConjectureData`` fed by ``random.Random("passgate:s:i")``: same seed, same
 graphs, and graph ``i`` does not depend on how many were asked for.
@@ -21,186 +29,31 @@ from __future__ import annotations
 
 import random
 import warnings
+from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from hypothesis import strategies as st
 
 from harness.graphs.cases import CaseSpec, ModelInputs
+from harness.graphs.random.gen import BATCHES, Gen
 from harness.graphs.random.ops import RULES
-from harness.graphs.random.program import Decl, Program, Stmt
-from harness.graphs.random.types import FLOATS, Emit, Val
+from harness.graphs.random.program import Program, Stmt
+from harness.graphs.random.types import Emit, Val, is_input, is_input_name
 
-__all__ = ["BATCHES", "MAX_OUTPUTS", "STATS", "programs", "draw_program", "spec_of", "program_of", "random_specs",
-           "LowerStat", "lower_stat"]
+__all__ = ["BATCHES", "MAX_OUTPUTS", "STATS", "REDRAWN_BY_RULE", "INPUT_DTYPES", "programs", "draw_program",
+           "spec_of", "program_of", "random_specs", "LowerStat", "lower_stat"]
 
-BATCHES = (3, 5)  # sample size of the dynamic dim, and the size of the second (probing) evaluation
 MAX_OUTPUTS = 6
 STATS = {"redrawn": 0, "statements": 0}
+REDRAWN_BY_RULE: Counter = Counter()  # rule name -> calls that failed eagerly (which rule has a vocabulary bug)
+# A graph input's dtype: float32 most, then every other dtype the edge dialect carries.
+INPUT_DTYPES = ["float32"] * 6 + ["float16", "bfloat16", "int64", "bool", "int8", "int16", "int32", "uint8"]
 _WEIGHTED = [r for r in RULES for _ in range(r.weight)]
 _PROGRAMS: dict[str, Program] = {}  # spec key -> program, for the shrinker
 
 
-class _Gen:
-    """What op rules draw from: hypothesis choices, the value pool, makers of new arguments."""
-
-    def __init__(self, draw: Callable, seed: int, dynamic: bool):
-        import torch
-
-        self.draw = draw
-        self.seed = seed
-        self.batch = BATCHES[0] if dynamic else None
-        self.inputs: list[Val] = []
-        self.decls: list[Decl] = []
-        self.pool: list[Val] = []
-        self.holder = torch.nn.Module()  # parameters and modules, for evaluation
-        self.envs: list[dict] = [{} for _ in (BATCHES if dynamic else BATCHES[:1])]
-        self.torch_gen = torch.Generator().manual_seed(seed)
-
-    # -------------------------------------------------------- hypothesis choices
-    def int(self, lo: int, hi: int) -> int:
-        return self.draw(st.integers(lo, hi))
-
-    def choice(self, seq):
-        return self.draw(st.sampled_from(list(seq)))
-
-    def flip(self) -> bool:
-        return self.draw(st.booleans())
-
-    def permutation(self, seq) -> list:
-        return self.draw(st.permutations(seq))
-
-    def size(self) -> int:
-        return self.draw(st.integers(1, 7))
-
-    # -------------------------------------------------------- new arguments
-    def new_input(self, rank: int, dtype: str, static_tail: bool = False, index: bool = False,
-                  shape: Optional[tuple] = None, dyn: Optional[tuple] = None) -> Val:
-        import torch
-
-        if shape is None:
-            shape = tuple(self.size() for _ in range(rank))
-            dyn = (False,) * rank
-            if self.batch is not None and rank >= 2 and not index:
-                shape, dyn = (self.batch,) + shape[1:], (True,) + (False,) * (rank - 1)
-        v = Val(f"x{len(self.inputs)}", tuple(shape), dtype, tuple(dyn or (False,) * len(shape)),
-                index_high=8 if dtype == "int64" else None)
-        self.inputs.append(v)
-        self.pool.append(v)
-        for env, b in zip(self.envs, BATCHES):
-            real = tuple(b if f else s for s, f in zip(v.shape, v.dyn))
-            env[v.name] = _sample(torch, real, dtype, self.torch_gen)
-        return v
-
-    def _decl(self, prefix: str, lines: list[str]) -> str:
-        name = f"{prefix}{len(self.decls)}"
-        d = Decl(name, tuple(lines))
-        self.decls.append(d)
-        import torch
-        from torch import nn
-        from torch.nn import functional as F
-
-        ns = {"torch": torch, "nn": nn, "F": F, "self": self.holder, "g": self.torch_gen}
-        for text in d.lines:
-            exec(text.format(m=d.ref), ns)  # noqa: S102 - our own generated code
-        return d.ref
-
-    def param(self, shape: tuple, dtype: str = "float32") -> str:
-        init = {"float32": "torch.randn({s}, generator=g)", "int64": "torch.randint(-3, 4, {s}, generator=g)",
-                "bool": "torch.randint(0, 2, {s}, generator=g).bool()"}.get(dtype, f"torch.randn({{s}}, generator=g).to(torch.{dtype})")
-        text = init.format(s=_shape(shape))
-        if dtype in FLOATS and self.flip():
-            return self._decl("p", [f"{{m}} = nn.Parameter({text})"])
-        return self._decl("b", [f'self.register_buffer("b{len(self.decls)}", {text})'])
-
-    def buffer_index(self, n: int, high: int) -> str:
-        idx = [self.int(0, high - 1) for _ in range(n)]
-        return self._decl("b", [f'self.register_buffer("b{len(self.decls)}", torch.tensor({idx!r}))'])
-
-    def module(self, ctor: str, init: Optional[list] = None) -> str:
-        return self._decl("m", [f"{{m}} = {ctor}", *(init or [])])
-
-    # -------------------------------------------------------- partners
-    def partner(self, v: Val, dtypes=("float32",), scalar_ok: bool = False, into: bool = False,
-                same_dtype_only: bool = False) -> str:
-        """A second operand that broadcasts with ``v`` (into ``v``'s shape when ``into``)."""
-        dtype = v.dtype if v.dtype in dtypes else dtypes[0]
-        kind = self.int(0, 5)
-        if scalar_ok and kind == 0:
-            return repr(self.choice([2, -1, 3]) if dtype == "int64" else self.choice([0.5, -1.25, 2.0, 3]))
-        fits = [u for u in self.pool if u.dtype == dtype and u.name != v.name and _broadcasts(v, u, into)]
-        if fits and kind <= 3:
-            return self.choice(fits[-8:]).name
-        shape, dyn = [], []
-        keep = self.int(1, v.rank) if v.rank else 0
-        for d in range(v.rank - keep, v.rank):
-            if v.is_dyn(d):  # a parameter broadcasts over the dynamic dim; a new input shares it
-                shared = not (kind == 4 or into)
-                shape.append(v.shape[d] if shared else 1)
-                dyn.append(shared)
-            elif v.shape[d] == 1 and not into and self.flip():
-                shape.append(self.size())
-                dyn.append(False)
-            else:
-                shape.append(v.shape[d] if self.int(0, 2) else 1)
-                dyn.append(False)
-        if any(dyn):
-            return self.new_input(len(shape), dtype, shape=tuple(shape), dyn=tuple(dyn)).name
-        if kind == 4 or not v.rank:
-            return self.param(tuple(shape), dtype)
-        return self.new_input(len(shape), dtype, shape=tuple(shape), dyn=tuple(dyn)).name
-
-    def partner_cat(self, v: Val, d: int) -> str:
-        fits = [u for u in self.pool if u.dtype == v.dtype and u.rank == v.rank and u.name != v.name
-                and all(u.shape[i] == v.shape[i] and u.is_dyn(i) == v.is_dyn(i) for i in range(v.rank) if i != d)
-                and not u.is_dyn(d)]
-        if fits and self.flip():
-            return self.choice(fits[-8:]).name
-        shape = list(v.shape)
-        shape[d] = self.size()
-        if any(v.dyn):
-            return self.new_input(v.rank, v.dtype, shape=tuple(shape), dyn=v.dyn).name
-        return self.param(tuple(shape), v.dtype)
-
-    def partner_same(self, v: Val) -> str:
-        fits = [u for u in self.pool if (u.shape, u.dtype, u.dyn) == (v.shape, v.dtype, v.dyn) and u.name != v.name]
-        if fits and self.flip():
-            return self.choice(fits[-8:]).name
-        if any(v.dyn):
-            return self.new_input(v.rank, v.dtype, shape=v.shape, dyn=v.dyn).name
-        return self.param(v.shape, v.dtype)
-
-
-def _shape(shape: tuple) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
-
-
-def _sample(torch, shape, dtype: str, gen):
-    if dtype == "bool":
-        return torch.randint(0, 2, shape, generator=gen).bool()
-    if dtype == "int64":
-        return torch.randint(0, 8, shape, generator=gen)
-    return torch.randn(shape, generator=gen).to(getattr(torch, dtype))
-
-
-def _broadcasts(v: Val, u: Val, into: bool) -> bool:
-    if u.rank > v.rank and into:
-        return False
-    for i in range(1, min(v.rank, u.rank) + 1):
-        a, b = v.shape[-i], u.shape[-i]
-        ad, bd = v.is_dyn(v.rank - i), u.is_dyn(u.rank - i)
-        if ad != bd:
-            if (ad and b != 1) or (bd and (a != 1 or into)):
-                return False
-            continue
-        if a != b and not (b == 1 or (a == 1 and not into)):
-            return False
-    if u.rank > v.rank and any(u.dyn[: u.rank - v.rank]):
-        return False
-    return True
-
-
-def _evaluate(gen: _Gen, emit: Emit) -> Optional[list]:
+def _evaluate(gen: Gen, emit: Emit) -> Optional[list]:
     """Run the statement in every environment; the results per environment, or None if it fails."""
     import torch
     from torch import nn
@@ -224,48 +77,70 @@ def _evaluate(gen: _Gen, emit: Emit) -> Optional[list]:
     return results
 
 
-def _apply(gen: _Gen, rule, v: Val, stmts: list, vals: list) -> bool:
-    marks = (len(gen.inputs), len(gen.decls), len(gen.pool), dict(gen.holder._modules), dict(gen.holder._parameters),
-             dict(gen.holder._buffers))
+def _apply(gen: Gen, rule, v: Val, stmts: list, vals: list) -> bool:
+    marks = (len(gen.inputs), len(gen.decls), len(gen.pool), len(gen.buffers), dict(gen.holder._modules),
+             dict(gen.holder._parameters), dict(gen.holder._buffers))
     emit = rule.build(gen, v)
     results = _evaluate(gen, emit) if emit is not None else None
     if results is None:  # undo what building the call added
-        n_in, n_decl, n_pool, mods, params, bufs = marks
+        n_in, n_decl, n_pool, n_buf, mods, params, bufs = marks
         for extra in gen.inputs[n_in:]:
             for env in gen.envs:
                 env.pop(extra.name, None)
-        del gen.inputs[n_in:], gen.decls[n_decl:], gen.pool[n_pool:]
+        del gen.inputs[n_in:], gen.decls[n_decl:], gen.pool[n_pool:], gen.buffers[n_buf:]
         gen.holder._modules, gen.holder._parameters, gen.holder._buffers = mods, params, bufs
         if emit is not None:
             STATS["redrawn"] += 1
+            REDRAWN_BY_RULE[rule.name] += 1
         return False
     base = len(vals)
     outs = tuple(f"v{base + i}" for i in range(len(results[0])))
-    first = results[0]
-    for i, t in enumerate(first):
-        other = results[-1][i]
-        dyn = tuple(a != b for a, b in zip(t.shape, other.shape))
-        owned = (not emit.view and not emit.inplace) or (emit.inplace and v.owned)
-        val = Val(outs[i], tuple(t.shape), str(t.dtype).replace("torch.", ""), dyn, owned=owned)
+    for i, t in enumerate(results[0]):
+        val = _result_val(gen, emit, v, outs[i], t, results[-1][i], i)
         vals.append(val)
         gen.pool.append(val)
         for env, res in zip(gen.envs, results):
             env[outs[i]] = res[i]
     if emit.inplace:  # the mutated value lives on under its new name only
         gen.pool = [p for p in gen.pool if p.name != emit.args[0]]
+    _track_state(gen, emit, outs, vals)
     stmts.append(Stmt(outs, emit.expr, tuple(emit.args), emit.inplace))
     STATS["statements"] += 1
     return True
+
+
+def _track_state(gen: Gen, emit: Emit, outs: tuple, vals: list) -> None:
+    """Note results that are a buffer's or input's new value, or may alias one (same type as a state argument)."""
+    target = emit.args[0] if emit.args else ""
+    if emit.inplace and (target.startswith("self.") or is_input_name(target)):
+        gen.state_values.update(outs)
+        return
+    types = {(v.shape, v.dtype) for v in gen.inputs + vals if v.name in gen.state_values and v.name in emit.args}
+    gen.state_values.update(v.name for v in vals[-len(outs):] if (v.shape, v.dtype) in types)
+
+
+def _result_val(gen: Gen, emit: Emit, v: Val, name: str, t, other, i: int) -> Val:
+    """The type of result ``i``: shape and dtype as evaluated, dynamic dims where the two evaluations differ."""
+    dyn = tuple(a != b for a, b in zip(t.shape, other.shape))
+    if emit.inplace:  # an update of an owned temporary stays owned; of an input or buffer, it aliases state
+        target = next((p for p in gen.pool if p.name == emit.args[0]), None)
+        owned = target is not None and target.owned and not is_input(target)
+    else:
+        owned = not emit.view
+    high, dim = emit.index[i] if i < len(emit.index) and emit.index[i] else (None, None)
+    if high is None and emit.view and v.index_high is not None and str(t.dtype) == "torch.int64":
+        high = v.index_high  # a view of indices holds the same values (not necessarily distinct along a dim)
+    return Val(name, tuple(t.shape), str(t.dtype).replace("torch.", ""), dyn, owned=owned, index_high=high,
+               index_dim=dim)
 
 
 @st.composite
 def programs(draw, name: str = "random", seed: int = 0, min_ops: int = 3, max_ops: int = 16) -> Program:
     """A hypothesis strategy for random programs (see the module docstring)."""
     dynamic = draw(st.integers(0, 3)) == 0
-    gen = _Gen(draw, seed, dynamic)
+    gen = Gen(draw, seed, dynamic)
     for _ in range(draw(st.integers(1, 3))):
-        gen.new_input(draw(st.integers(1, 4)), draw(st.sampled_from(["float32"] * 6 + ["float16", "bfloat16",
-                                                                                        "int64", "bool"])))
+        gen.new_input(draw(st.integers(1, 4)), draw(st.sampled_from(INPUT_DTYPES)))
     stmts: list[Stmt] = []
     vals: list[Val] = []
     target = draw(st.integers(min_ops, max_ops))
@@ -278,20 +153,42 @@ def programs(draw, name: str = "random", seed: int = 0, min_ops: int = 3, max_op
             if rule.make is None:
                 continue
             fits = [rule.make(gen)]
-        v = draw(st.sampled_from(fits[-6:] if draw(st.integers(0, 3)) else fits))
+        v = _operand(draw, fits, stmts)
         _apply(gen, rule, v, stmts, vals)
     if not stmts:
         _apply(gen, next(r for r in RULES if r.name == "cast"), gen.pool[0], stmts, vals)
+    outputs = _outputs(draw, stmts, vals)
+    program = Program(name, seed, tuple(gen.inputs), tuple(gen.decls), tuple(stmts), tuple(outputs), tuple(vals),
+                      gen.batch)
+    return program.pruned()
+
+
+def _operand(draw, fits: list, stmts: list) -> Val:
+    """A recent value mostly; half the time an unused later result of a multi-output statement (topk's
+    indices, a layer norm's mean) or unused indices (argmax) when one fits, so they are read, not only returned."""
+    used = {a for s in stmts for a in s.args}
+    later = {o for s in stmts if len(s.outs) > 1 for o in s.outs[1:] if o not in used}
+    unused = [v for v in fits if v.name in later or (v.index_high is not None and v.name[0] == "v"
+                                                     and v.name not in used)]
+    if unused and draw(st.booleans()):
+        return draw(st.sampled_from(unused))
+    return draw(st.sampled_from(fits[-6:] if draw(st.integers(0, 3)) else fits))
+
+
+def _outputs(draw, stmts: list, vals: list) -> list:
+    """The values nothing uses (the last few), and maybe one used one; updates of state come first, so the
+    program keeps them (an unused update of a buffer or an input would be pruned with its statement)."""
     used = {a for s in stmts for a in s.args}
     mutated = {s.args[0] for s in stmts if s.inplace}
     leaves = [v.name for v in vals if v.name not in used and v.name not in mutated]
     extra = [v.name for v in vals if v.name not in leaves and v.name not in mutated]
-    outputs = leaves[-MAX_OUTPUTS:]
+    state = {s.outs[0] for s in stmts if s.inplace and (s.args[0].startswith("self.") or is_input_name(s.args[0]))}
+    first = [n for n in leaves if n in state][-MAX_OUTPUTS // 2:]
+    rest = [n for n in leaves if n not in first]
+    outputs = first + rest[max(0, len(rest) - (MAX_OUTPUTS - len(first))):]
     if extra and draw(st.booleans()):
         outputs.append(draw(st.sampled_from(extra)))
-    program = Program(name, seed, tuple(gen.inputs), tuple(gen.decls), tuple(stmts), tuple(outputs), tuple(vals),
-                      gen.batch)
-    return program.pruned()
+    return outputs
 
 
 def _provider():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from harness.graphs.random.types import Emit, Val, is_f32
+from harness.graphs.random.types import Emit, Val, call, is_f32
 
 # the rule builders ops.py assembles into the vocabulary
 __all__ = ["_addmm", "_arange_add", "_batch_norm", "_bmm", "_conv", "_embedding", "_flip", "_fresh_bool",
@@ -92,7 +92,8 @@ def _batch_norm(g, v: Val) -> Emit:
 def _layer_norm(g, v: Val) -> Emit:
     shape = v.shape[-2:] if v.rank >= 2 and not v.is_dyn(v.rank - 2) and g.flip() else v.shape[-1:]
     if g.flip():
-        return Emit(f"F.layer_norm({{0}}, {tuple(shape)!r})", (v.name,))
+        optional = [("weight", "None"), ("bias", "None"), ("eps", "1e-05")][:g.int(0, 3)]
+        return Emit(call(g, "F.layer_norm", ["{0}", repr(tuple(shape))], optional), (v.name,))
     mod = g.module(f"nn.LayerNorm({list(shape)!r}, elementwise_affine={g.flip()})")
     return Emit(f"{mod}({{0}})", (v.name,))
 
@@ -114,7 +115,7 @@ def _index_select(g, v: Val) -> Optional[Emit]:
     d = g.choice(v.static_dims)
     n = g.int(1, 4)
     idx = g.buffer_index(n, v.shape[d])
-    return Emit(f"torch.index_select({{0}}, {d}, {{1}})", (v.name, idx))
+    return Emit(call(g, "torch.index_select", ["{0}"], [("dim", d), ("index", "{1}")]), (v.name, idx))
 
 
 # ---------------------------------------------------------------- shape-making
@@ -122,7 +123,8 @@ def _index_select(g, v: Val) -> Optional[Emit]:
 
 def _pad(g, v: Val) -> Emit:
     left, right = g.int(0, 2), g.int(0, 2)
-    return Emit(f"F.pad({{0}}, ({left}, {right}), value={g.choice([0.0, 1.5])})", (v.name,))
+    return Emit(call(g, "F.pad", ["{0}", f"({left}, {right})"], [("mode", "'constant'"), ("value", g.choice([0.0, 1.5]))]),
+                (v.name,))
 
 
 def _repeat(g, v: Val) -> Optional[Emit]:
@@ -133,11 +135,11 @@ def _repeat(g, v: Val) -> Optional[Emit]:
 
 
 def _flip(g, v: Val) -> Emit:
-    return Emit(f"torch.flip({{0}}, [{g.int(0, v.rank - 1)}])", (v.name,))
+    return Emit(call(g, "torch.flip", ["{0}"], [("dims", f"[{g.int(0, v.rank - 1)}]")]), (v.name,))
 
 
 def _tril(g, v: Val) -> Emit:
-    return Emit(f"torch.tril({{0}}, {g.int(-1, 1)})", (v.name,))
+    return Emit(call(g, g.choice(["torch.tril", "torch.triu"]), ["{0}"], [("diagonal", g.int(-1, 1))]), (v.name,))
 
 
 def _arange_add(g, v: Val) -> Emit:

@@ -1,4 +1,4 @@
-"""Op rules that move data around: views and aliasing, cat/stack/split, reductions, softmax.
+"""Op rules that move data around: views and aliasing, cat/stack, reductions, softmax.
 
 Every size they fix (a view's shape, a slice's bounds, a cat or split dim) is
 chosen among a value's *static* dims, so the program's dynamic dimension is
@@ -10,11 +10,11 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from harness.graphs.random.types import Emit, Val, is_float, sizes_code
+from harness.graphs.random.types import Emit, Val, call, is_float, sizes_code
 
 # the rule builders ops.py assembles into the vocabulary
-__all__ = ["_cat", "_detach", "_expand", "_flatten", "_max_dim", "_permute", "_reduce", "_reshape", "_select",
-           "_slice", "_softmax", "_split", "_squeeze", "_stack", "_transpose", "_unsqueeze"]
+__all__ = ["_any_all", "_cat", "_detach", "_expand", "_flatten", "_permute", "_reduce", "_reshape", "_select",
+           "_slice", "_softmax", "_squeeze", "_stack", "_transpose", "_unsqueeze"]
 
 # ---------------------------------------------------------------- views and aliasing
 
@@ -65,12 +65,16 @@ def _flatten(g, v: Val) -> Optional[Emit]:
     e = s + 1
     while e + 1 in st and g.flip():
         e += 1
-    return Emit(f"torch.flatten({{0}}, {s}, {e})", (v.name,), view=True)
+    head = g.choice(["torch.flatten", "{0}.flatten"])
+    return Emit(call(g, head, ["{0}"] if head.startswith("torch") else [], [("start_dim", s), ("end_dim", e)]),
+                (v.name,), view=True)
 
 
 def _permute(g, v: Val) -> Emit:
     order = g.permutation(list(range(v.rank)))
-    return Emit(f"{{0}}.permute({', '.join(map(str, order))})", (v.name,), view=True)
+    dims = ", ".join(map(str, order))
+    form = g.choice([f"{{0}}.permute({dims})", f"torch.permute({{0}}, ({dims}))", f"torch.permute({{0}}, dims=[{dims}])"])
+    return Emit(form, (v.name,), view=True)
 
 
 def _transpose(g, v: Val) -> Emit:
@@ -78,7 +82,7 @@ def _transpose(g, v: Val) -> Emit:
     b = g.int(0, v.rank - 1)
     if a == b:
         b = (a + 1) % v.rank
-    form = g.choice(["{0}.transpose(A, B)", "torch.transpose({0}, A, B)"])
+    form = g.choice(["{0}.transpose(A, B)", "torch.transpose({0}, A, B)", "torch.transpose({0}, dim0=A, dim1=B)"])
     return Emit(form.replace("A", str(a - v.rank if g.flip() else a)).replace("B", str(b)), (v.name,), view=True)
 
 
@@ -110,11 +114,12 @@ def _slice(g, v: Val) -> Optional[Emit]:
     d, n = picked
     start = g.int(0, n - 1)
     stop = g.int(start + 1, n)
-    step = g.choice([1, 1, 2])
+    step = g.choice([1, 2])
     index = ", ".join([":"] * d + [f"{start}:{stop}" + (f":{step}" if step > 1 else "")])
     if g.flip():
         return Emit(f"{{0}}[{index}]", (v.name,), view=True)
-    return Emit(f"torch.narrow({{0}}, {d}, {start}, {stop - start})", (v.name,), view=True)
+    return Emit(call(g, "torch.narrow", ["{0}"], [("dim", d), ("start", start), ("length", stop - start)]), (v.name,),
+                view=True)
 
 
 def _select(g, v: Val) -> Optional[Emit]:
@@ -123,7 +128,9 @@ def _select(g, v: Val) -> Optional[Emit]:
         return None
     d = g.choice(dims)
     i = g.int(-v.shape[d], v.shape[d] - 1)
-    return Emit(f"{{0}}.select({d}, {i})", (v.name,), view=True)
+    head = g.choice(["{0}.select", "torch.select"])
+    return Emit(call(g, head, ["{0}"] if head.startswith("torch") else [], [("dim", d), ("index", i)]), (v.name,),
+                view=True)
 
 
 def _squeeze(g, v: Val) -> Optional[Emit]:
@@ -136,14 +143,16 @@ def _squeeze(g, v: Val) -> Optional[Emit]:
 def _unsqueeze(g, v: Val) -> Optional[Emit]:
     if v.rank >= 4:
         return None
-    return Emit(f"torch.unsqueeze({{0}}, {g.int(-(v.rank + 1), v.rank)})", (v.name,), view=True)
+    d = g.int(-(v.rank + 1), v.rank)
+    return Emit(g.choice([f"torch.unsqueeze({{0}}, {d})", f"{{0}}.unsqueeze(dim={d})", f"{{0}}.unsqueeze({d})"]),
+                (v.name,), view=True)
 
 
 def _detach(g, v: Val) -> Emit:
     return Emit("{0}.detach()", (v.name,), view=True)
 
 
-# ---------------------------------------------------------------- cat, stack, split
+# ---------------------------------------------------------------- cat, stack
 
 
 def _cat(g, v: Val) -> Optional[Emit]:
@@ -153,68 +162,56 @@ def _cat(g, v: Val) -> Optional[Emit]:
     others = [g.partner_cat(v, d) for _ in range(g.int(1, 2))]
     names = ", ".join("{%d}" % (i + 1) for i in range(len(others)))
     fn = g.choice(["torch.cat", "torch.concat"])
-    return Emit(f"{fn}([{{0}}, {names}], dim={d - v.rank if g.flip() else d})", (v.name, *others))
+    return Emit(call(g, fn, [f"[{{0}}, {names}]"], [("dim", d - v.rank if g.flip() else d)]), (v.name, *others))
 
 
 def _stack(g, v: Val) -> Optional[Emit]:
     if v.rank >= 4:
         return None
     other = g.partner_same(v)
-    return Emit(f"torch.stack([{{0}}, {{1}}], dim={g.int(0, v.rank)})", (v.name, other))
-
-
-def _split(g, v: Val) -> Optional[Emit]:
-    picked = _divisible_dim(g, v)
-    if picked is None:
-        return None
-    d, n = picked
-    how = g.choice(["split", "chunk", "sizes", "unbind"] if n <= 4 else ["split", "chunk", "sizes"])
-    if how == "split":
-        return Emit(f"torch.split({{0}}, {g.int(1, n - 1)}, dim={d})", (v.name,), view=True)
-    if how == "chunk":
-        return Emit(f"torch.chunk({{0}}, {g.int(2, n)}, dim={d})", (v.name,), view=True)
-    if how == "unbind":
-        return Emit(f"torch.unbind({{0}}, {d})", (v.name,), view=True)
-    first = g.int(1, n - 1)
-    return Emit(f"torch.split({{0}}, [{first}, {n - first}], dim={d})", (v.name,), view=True)
-
-
-def _max_dim(g, v: Val) -> Optional[Emit]:
-    if not v.static_dims:
-        return None
-    fn = g.choice(["torch.max", "torch.min", "torch.sort"])
-    d = g.choice(v.static_dims)
-    if fn == "torch.sort":
-        return Emit(f"torch.sort({{0}}, dim={d})", (v.name,))  # sort.default: core ATen (sort.stable is not)
-    return Emit(f"{fn}({{0}}, dim={d}, keepdim={g.flip()})", (v.name,))
+    return Emit(call(g, "torch.stack", ["[{0}, {1}]"], [("dim", g.int(0, v.rank))]), (v.name, other))
 
 
 # ---------------------------------------------------------------- reductions
 
 
 def _reduce(g, v: Val) -> Optional[Emit]:
-    if v.dtype == "bool":
-        fn = g.choice(["torch.any", "torch.all"])
-        dims = v.static_dims
-        return Emit(f"{fn}({{0}}, dim={g.choice(dims)})" if dims else f"{fn}({{0}})", (v.name,))
-    fns = ["sum", "amax", "amin", "argmax", "cumsum"] + (["mean", "var", "std", "logsumexp"] if is_float(v) else [])
-    fn = g.choice(fns)
+    """Reductions over static dims (or everything), with keepdim, written positionally or by keyword.
+
+    ``var``/``std`` take ``correction`` and ``keepdim`` by keyword only: ``torch.var(x, 1, True)`` is the
+    old ``unbiased`` overload."""
     dims = v.static_dims
+    if v.dtype == "bool":
+        return _any_all(g, v)
+    fns = ["sum", "amax", "amin", "cumsum", "prod"] + (["mean", "var", "std", "logsumexp"] if is_float(v) else [])
+    fn = g.choice(fns)
     if fn == "cumsum":
-        return Emit(f"torch.cumsum({{0}}, dim={g.choice(dims)})", (v.name,)) if dims else None
-    if fn == "argmax":
-        return Emit(f"torch.argmax({{0}}, dim={g.choice(dims)}, keepdim={g.flip()})", (v.name,)) if dims else None
+        return Emit(call(g, "torch.cumsum", ["{0}"], [("dim", g.choice(dims))]), (v.name,)) if dims else None
     keep = g.flip()
-    if not dims or (g.int(0, 4) == 0 and fn in ("sum", "mean", "amax") and not any(v.dyn)):
+    if not dims or (g.int(0, 4) == 0 and fn in ("sum", "mean", "amax", "prod") and not any(v.dyn)):
         return Emit(f"torch.{fn}({{0}})" if fn not in ("amax", "amin") else f"torch.{fn}({{0}}, dim=None)", (v.name,))
+    if fn == "prod":  # prod takes one dim
+        return Emit(call(g, "torch.prod", ["{0}"], [("dim", g.choice(dims)), ("keepdim", keep)]), (v.name,))
     chosen = sorted({g.choice(dims) for _ in range(g.int(1, 2))})
     dim = str(chosen[0]) if len(chosen) == 1 else f"({', '.join(map(str, chosen))})"
     if fn in ("var", "std"):  # Bessel's correction only over more than one element (else NaN and a warning)
         correction = g.int(0, 1) if math.prod(v.shape[d] for d in chosen) > 1 else 0
         return Emit(f"torch.{fn}({{0}}, dim={dim}, correction={correction}, keepdim={keep})", (v.name,))
-    return Emit(f"torch.{fn}({{0}}, dim={dim}, keepdim={keep})", (v.name,))
+    head = g.choice([f"torch.{fn}", f"{{0}}.{fn}"])
+    return Emit(call(g, head, ["{0}"] if head.startswith("torch") else [], [("dim", dim), ("keepdim", keep)]),
+                (v.name,))
+
+
+def _any_all(g, v: Val) -> Emit:
+    """any/all of a mask: over a static dim (keepdim or not, positional or keyword), or over everything."""
+    fn = g.choice(["any", "all"])
+    head = g.choice([f"torch.{fn}", f"{{0}}.{fn}"])
+    required = ["{0}"] if head.startswith("torch") else []
+    if not v.static_dims or g.int(0, 3) == 0:
+        return Emit(f"{head}({', '.join(required)})", (v.name,))
+    return Emit(call(g, head, required, [("dim", g.choice(v.static_dims)), ("keepdim", g.flip())]), (v.name,))
 
 
 def _softmax(g, v: Val) -> Optional[Emit]:
     fn = g.choice(["torch.softmax", "torch.log_softmax", "F.softmax", "F.log_softmax"])
-    return Emit(f"{fn}({{0}}, dim={g.int(-v.rank, v.rank - 1)})", (v.name,))
+    return Emit(call(g, fn, ["{0}"], [("dim", g.int(-v.rank, v.rank - 1))]), (v.name,))

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
-from harness.graphs.random.types import Val
+from harness.graphs.random.types import Val, sample_code
 
 __all__ = ["Decl", "Stmt", "Program"]
 
@@ -144,7 +144,9 @@ class Program:
         fresh = f"x{_next_index(self.inputs)}"
         batch = self.batch
         dyn = tuple(bool(f) and batch is not None and s == batch for f, s in zip(v.dyn or (False,) * v.rank, v.shape))
-        new_input = Val(fresh, v.shape, v.dtype, dyn, index_high=8 if v.dtype == "int64" else None)
+        # indices keep their bound (a cut argmax result still indexes the dim it came from)
+        high = (v.index_high or 8) if v.dtype == "int64" else None
+        new_input = Val(fresh, v.shape, v.dtype, dyn, index_high=high)
         return self._rename(name, fresh, extra_input=new_input)
 
     def bypass(self, stmt_index: int, arg: str) -> Optional["Program"]:
@@ -199,12 +201,13 @@ def _next_index(inputs) -> int:
 
 def _input_code(v: Val) -> str:
     shape = "(" + ", ".join(map(str, v.shape)) + ("," if v.rank == 1 else "") + ")"
-    if v.dtype == "bool":
-        return f"torch.randint(0, 2, {shape}, generator=g).bool()"
     if v.dtype == "int64":
-        return f"torch.randint(0, {v.index_high or 8}, {shape}, generator=g)"
-    cast = "" if v.dtype == "float32" else f".to(torch.{v.dtype})"
-    return f"torch.randn({shape}, generator=g){cast}"
+        code = f"torch.randint(0, {v.index_high or 8}, {shape}, generator=g)"
+    else:
+        code = sample_code(shape, v.dtype)
+    if v.channels_last:
+        code += ".contiguous(memory_format=torch.channels_last)"
+    return code
 
 
 def _dyn_spec(v: Val) -> str:
