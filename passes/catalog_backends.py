@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from harness.catalog import Build, Catalog, Lazy, entry, known
+from harness.catalog import Build, Catalog, Config, Lazy, entry, known
 
 __all__ = ["CATALOGS"]
 
@@ -85,7 +85,11 @@ CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
     entry("cadence", f"{B}.cadence.aot.to_out_var_pass:CadenceToOutVarPass", build=Build(after=(SPEC_PROP,)),
           contract="functional ops -> out variants (Cadence kernels)",
           known=(known("verifier", "out-variant ops are the ExecuTorch dialect: the edge verifier rejects them",
-                       kind="by-design"),)),
+                       kind="by-design"),),
+          configs={"ignore_missing": Config(
+              Build("call", kwargs=(("ignore_to_out_var_failure", True),), after=(SPEC_PROP,)),
+              applies_to=("quantized",), contract="ignore_to_out_var_failure=True on quantized graphs: ops "
+                                                  "without an out variant stay functional instead of raising")}),
     entry("cadence", f"{B}.cadence.aot.type_dispatch:CompileTimeTypeDispatchPass",
           contract="quantized ops dispatched to dtype-specific kernels"),
 ), "Cadence (Xtensa) passes", {f"{B}.cadence.aot.{m}": _CADENCE_314 for m in (

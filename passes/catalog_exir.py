@@ -5,11 +5,18 @@ passes at ``edge``; the ``to_executorch`` passes (out variants, memory planning,
 view-copy removal) need ``SpecPropPass`` first, as ``edge_to_executorch_passes``
 orders them, and are built with ``after``; ``OpReplacePass`` turns ATen ops into
 edge ops, so it runs on the ``export`` program.
+
+Passes whose constructor takes options have one entry per construction
+(``Name[config]``, see :class:`harness.catalog.Config`): the flags
+``to_executorch`` and the backends set (``ExecutorchBackendConfig``'s memory
+planning and reinplace options, ``QuantFusionPass``'s meta fix), each where a
+graph of the corpus reaches the code the flag changes. The table of every
+parameterized pass is in :mod:`passes.catalog`.
 """
 
 from __future__ import annotations
 
-from harness.catalog import Build, Catalog, entry, known
+from harness.catalog import Build, Catalog, Config, Lazy, entry, known
 
 __all__ = ["CATALOGS"]
 
@@ -29,9 +36,46 @@ def _e(spec: str, **kw):
     return entry(C, spec, **kw)
 
 
+# -- constructor arguments made in the worker (edge ops and planning suites do not pickle) ----------------
+
+def naive_planning():
+    """``MemoryPlanningPass(memory_planning_algo=...)``: the suite with only the naive algorithm (no reuse)."""
+    from executorch.exir.memory_planning import MemoryPlanningAlgorithmSuite, naive
+
+    return MemoryPlanningAlgorithmSuite([naive])
+
+
+def skip_targets_no_quant():
+    """``constant_prop_pass(custom_skip_targets=...)`` without the quantization primitives (Samsung's set)."""
+    from executorch.exir.passes.constant_prop_pass import get_default_skip_targets_no_quant
+
+    return set(get_default_skip_targets_no_quant())
+
+
+def elementwise_inplace_ops():
+    """``reinplace_pass(ops_to_inplace=...)``: the default set plus elementwise ops every float graph has, as
+    ``ExecutorchBackendConfig.reinplace_extra_ops`` adds them."""
+    from executorch.exir.dialects._ops import ops
+    from executorch.exir.passes.reinplace import DEFAULT_INPLACEABLE_OPS
+
+    a = ops.edge.aten
+    return set(DEFAULT_INPLACEABLE_OPS) | {a.add.Tensor, a.mul.Tensor, a.relu.default, a.gelu.default,
+                                           a.hardtanh.default, a.clamp.default}
+
+
+def constant_tag(node):
+    """``external_constants_pass(gen_tag_fn=...)``: weights go to one file, every other constant stays
+    (``None``), so both branches of a tagging function are taken."""
+    return "passgate_weights" if "weight" in node.name else None
+
+
 ENTRIES = (
     _e(f"{P}:DebugPass", build=Build("call", kwargs=(("enable_debug_pass", False),)),
-       contract="debug printer; built with printing off (it writes to stdout): must leave the graph intact"),
+       contract="debug printer; built with printing off (it writes to stdout): must leave the graph intact",
+       configs={"enabled": Config(Build("call", kwargs=(("enable_debug_pass", True), ("show_src", True),
+                                                        ("show_all_frames", True), ("show_spec", True))),
+                                  contract="debug printer on (code, nodes, frames, specs, op counts at DEBUG level, "
+                                           "to the root logger): printing must leave the graph intact")}),
     _e(TO_OUT, build=Build(after=(SPEC_PROP,)), contract="functional ops -> out variants with memory.alloc nodes",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),
               known("meta_stack_trace", "memory.alloc nodes it creates carry no stack_trace",
@@ -39,21 +83,35 @@ ENTRIES = (
               known("meta_nn_module_stack", "memory.alloc nodes carry no nn_module_stack",
                     "exir/passes/__init__.py (make_alloc_node)"),
               known("val_matches_execution", "split_with_sizes_copy.out returns None when run, while meta['val'] "
-                    "keeps the list of tensors", graphs=("inplace_views",)))),
+                    "keeps the list of tensors", graphs=("inplace_views",))),
+       configs={"ignore_missing": Config(
+           Build("call", kwargs=(("ignore_to_out_var_failure", True),), after=(SPEC_PROP,)), applies_to=("quantized",),
+           contract="ignore_to_out_var_failure=True on quantized graphs: ops without an out variant (the "
+                    "quantized_decomposed Q/DQ ops) stay functional instead of raising 'Missing out variants'")}),
     _e(f"{P}:dead_code_elimination_pass", contract="removes nodes without users or side effects"),
     _e(f"{P}:to_scratch_op_pass", build=Build(after=(SPEC_PROP, TO_OUT)),
        contract="out variants that need scratch memory get alloc'ed scratch arguments",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),)),
     _e(f"{P}.const_prop_pass:ConstPropPass", contract="folds constant subexpressions"),
     _e(f"{P}.constant_prop_pass:constant_prop_pass", build=_PROGRAM_FN,
-       contract="folds nodes whose inputs are all parameters/constants into new lifted constants"),
+       contract="folds nodes whose inputs are all parameters/constants into new lifted constants",
+       configs={"fold_quant": Config(
+           Build("program_function", kwargs=(("custom_skip_targets", Lazy(f"{__name__}:skip_targets_no_quant")),)),
+           applies_to=("quantized",), contract="custom_skip_targets without the quantization primitives (as "
+                                               "Samsung's ConstantPropPass): Q/DQ of constant weights fold too")}),
     _e(f"{P}.convert_constant_dim_order_pass:convert_constant_dim_order_pass", build=_PROGRAM_FN,
        contract="constant tensors get default or channels_last dim order"),
     _e(f"{P}.cse_pass:CSEPass", contract="common subexpression elimination"),
     _e(f"{P}.debug_handle_generator_pass:DebugHandleGeneratorPass",
        contract="gives every node a debug_handle (ties runtime profiles to source)"),
     _e(f"{P}.external_constants_pass:external_constants_pass",
-       contract="tags constants for external storage (node metadata only)"),
+       contract="tags constants for external storage (node metadata only)",
+       configs={"spec_prop": Config(Build(after=(SPEC_PROP,)),
+                                    contract="after SpecPropPass, as to_executorch runs it: it tags only constants "
+                                             "whose meta['spec'] says const, so without it the pass tags nothing"),
+                "gen_tag_fn": Config(Build("graph_function", (constant_tag,), after=(SPEC_PROP,)),
+                                     contract="after SpecPropPass with a gen_tag_fn: weights tagged, other "
+                                              "constants given None")}),
     _e(f"{P}.external_constants_pass:external_mutable_weights_pass", build=Build("graph_and_program"),
        contract="tags mutable weights for external storage (node metadata only)"),
     _e(f"{P}.fold_redundant_qdq_pass:FoldRedundantDequantizeQuantizePass", stage="quantized-edge",
@@ -72,7 +130,28 @@ ENTRIES = (
     _e(f"{P}.memory_format_ops_pass:MemoryFormatOpsPass", contract="memory_format ops -> dim_order ops"),
     _e(f"{P}.memory_planning_pass:MemoryPlanningPass", build=Build(after=(SPEC_PROP, TO_OUT)),
        contract="assigns every tensor spec a memory id and offset",
-       known=(known("verifier", _OUT_VARIANTS, kind="by-design"),)),
+       known=(known("verifier", _OUT_VARIANTS, kind="by-design"),),
+       configs={
+           "naive": Config(Build("call", kwargs=(("memory_planning_algo", Lazy(f"{__name__}:naive_planning")),),
+                                 after=(SPEC_PROP, TO_OUT)),
+                           contract="the naive algorithm (no reuse) instead of greedy"),
+           "no_io_alloc": Config(Build("call", kwargs=(("alloc_graph_input", False), ("alloc_graph_output", False)),
+                                       after=(SPEC_PROP, TO_OUT)),
+                                 contract="graph inputs and outputs left to the caller (alloc_graph_input/output="
+                                          "False, as most ExecuTorch LLM exports plan)"),
+           "overlap": Config(Build("call", kwargs=(("allow_lifetime_and_storage_overlap", True),),
+                                   after=(SPEC_PROP, TO_OUT)),
+                             contract="allow_lifetime_and_storage_overlap=True: tensors may share storage across "
+                                      "lifetimes (what Cadence plans with)"),
+           # mutable buffers: only the zoo's KV-cache models have them (the full profile), hence applies_to
+           "no_mutable_alloc": Config(Build("call", kwargs=(("alloc_mutable_buffers", False),),
+                                            after=(SPEC_PROP, TO_OUT)), applies_to=("buffer_mutation",),
+                                      contract="alloc_mutable_buffers=False: mutable buffers left to the runtime"),
+           "share_mutable": Config(Build("call", kwargs=(("share_mutable_buffers", True),), after=(SPEC_PROP, TO_OUT)),
+                                   applies_to=("buffer_mutation",),
+                                   contract="share_mutable_buffers=True: mutable buffers planned in a shared arena "
+                                            "(multi-method programs)"),
+       }),
     _e(f"{P}.normalize_transpose_pass:NormalizeTransposePass", contract="aten.t -> permute_copy"),
     _e(f"{P}.normalize_view_copy_base_pass:NormalizeViewCopyBasePass",
        contract="every view_copy reads the first non-view upstream"),
@@ -80,7 +159,15 @@ ENTRIES = (
        contract="H2D/D2H copies at delegate boundaries (none without delegates)"),
     _e(f"{P}.prune_empty_tensors_pass:PruneEmptyTensorsPass", contract="removes ops on empty tensors"),
     _e(f"{P}.quant_fusion_pass:QuantFusionPass", stage="quantized-edge", slow=True,
-       contract="dequant -> op -> quant patterns -> quantized ops"),
+       contract="dequant -> op -> quant patterns -> quantized ops",
+       configs={"fix_meta_val": Config(
+           Build("call", kwargs=(("_fix_node_meta_val", True),)),
+           contract="_fix_node_meta_val=True: nodes the rewrite leaves without meta['val'] get one computed from "
+                    "their inputs",
+           known=(known("val_matches_execution", "even with _fix_node_meta_val=True: the fix only fills nodes that "
+                        "have no meta['val'], and _fuse_quantized_cat rewires the cat to int8 inputs but keeps its "
+                        "float32 meta['val'], so the int8 cat still claims float32",
+                        "exir/passes/quant_fusion_pass.py (_fuse_quantized_cat, QuantFusionPass.call)"),))}),
     _e(f"{P}.quant_fusion_pass:quant_fusion_and_const_prop_pass", stage="quantized-edge", build=_PROGRAM_FN,
        slow=True, contract="QuantFusionPass then constant propagation of the folded weights"),
     _e(f"{P}.quantize_io_pass:QuantizeInputs",
@@ -89,7 +176,17 @@ ENTRIES = (
     _e(f"{P}.quantize_io_pass:QuantizeOutputs",
        unavailable="needs an EdgeProgramManager and the indices of outputs ending in a dequantize op: "
                    "a method-IO rewrite, not a graph pass"),
-    _e(f"{P}.reinplace:reinplace_pass", build=_PROGRAM_FN, contract="functional ops -> in-place where safe"),
+    _e(f"{P}.reinplace:reinplace_pass", build=_PROGRAM_FN, contract="functional ops -> in-place where safe",
+       configs={"elementwise": Config(
+           Build("program_function", kwargs=(("ops_to_inplace", Lazy(f"{__name__}:elementwise_inplace_ops")),)),
+           contract="ops_to_inplace adds add/mul/relu/gelu/hardtanh/clamp (ExecutorchBackendConfig."
+                    "reinplace_extra_ops): the default set holds only index_put, which no graph of the corpus has",
+           known=(known("verifier", "emits in-place ops (mul_, relu_, ...), which are not core ATen: to_executorch "
+                        "runs reinplace_pass after the edge program was verified", kind="by-design"),
+                  known("meta_stack_trace", "the in-place node replacing a functional one gets only meta['val']: its "
+                        "stack_trace (and debug_handle) are dropped", "exir/passes/reinplace.py (reinplace_pass)"),
+                  known("meta_nn_module_stack", "likewise: the in-place node carries no nn_module_stack",
+                        "exir/passes/reinplace.py (reinplace_pass)")))}),
     _e(f"{P}.remove_graph_asserts_pass:RemoveGraphAssertsPass", contract="removes assert ops"),
     _e(f"{P}.remove_graph_asserts_pass:RemoveNonCoreAtenOpGraphAssertsPass",
        contract="removes assert ops that are not core ATen"),

@@ -5,12 +5,16 @@ the ATen program (``export``), the capture-program passes on the edge
 program (``edge``), the passes that read Q/DQ information
 (``Annotate*``, ``FoldQDQ``, ``InsertRequantize``, ``InsertIOQDQ``, ...) on
 quantized edge programs. Passes whose constructor takes ``edge_program``
-get the program, as ``get_to_edge_transform_passes`` injects it.
+get the program, as ``get_to_edge_transform_passes`` injects it. The other
+constructions ``QnnPassManager`` uses get an entry each (``Name[config]``):
+``transform_for_preprocess_pipeline``'s ``force_fold`` / ``insert_permute``,
+``transform_for_annotation_pipeline``'s ``quantization_capture`` (ATen ops,
+before quantization), ``AnnotateQuantAttrs``' ``skip_advanced_requant``.
 """
 
 from __future__ import annotations
 
-from harness.catalog import Build, Catalog, entry, known
+from harness.catalog import ANY_GRAPH, Build, Catalog, Config, entry, known
 
 __all__ = ["CATALOGS"]
 
@@ -24,6 +28,52 @@ _MUTATES = ("mutates the graph module it is handed, then returns the copy Export
 def no_quant_io(node):
     """TagQuantIO's ``get_quant_io_dtype_fn`` for a float program: no input or output is quantized."""
     return None
+
+
+def uint8_io(node):
+    """TagQuantIO's ``get_quant_io_dtype_fn`` of a model whose inputs and outputs are uint8 (what a caller
+    passes when the app feeds quantized tensors): every input placeholder and every node feeding the output."""
+    import torch
+
+    if node.op == "placeholder" or any(u.op == "output" for u in node.users):
+        return torch.uint8
+    return None
+
+
+_PREPROCESS = "as QnnPassManager.transform_for_preprocess_pipeline builds it"
+# module:Class -> the constructions QnnPassManager uses beside the capture-program one
+_CONFIGS = {
+    "annotate_quant_attrs:AnnotateQuantAttrs": {
+        "skip_advanced_requant": Config(Build("program", kwargs=(("skip_advanced_requant", True),)),
+                                        contract="skip_advanced_requant=True: requantize only where the dtype "
+                                                 "changes, not the scale or zero point")},
+    "fold_qdq:FoldQDQ": {
+        "force_fold": Config(
+            Build("program", kwargs=(("force_fold", True),)),
+            contract=f"force_fold=True ({_PREPROCESS}): the dequantize of parameters folds too",
+            known=(known("runnable", "folds the dequantize of the int8 weights too, so the float conv/linear reads "
+                         "int8 weights: QNN takes them with the quant_attrs AnnotateQuantAttrs recorded, CPU cannot "
+                         "run the result", kind="by-design"),
+                   known("verifier", "same cause: ops take the int8 weights and float activations together "
+                         "(mismatched dtypes), which only the QNN serializer consumes", kind="by-design")))},
+    "layout_transform:LayoutTransform": {
+        "insert_permute": Config(
+            Build("program", kwargs=(("insert_permute", True),)),
+            contract=f"insert_permute=True ({_PREPROCESS}): the permutes are inserted, not only tagged",
+            known=(known("runnable", "the convolutions now read channel-last (NHWC) activations, the layout QNN's op "
+                         "builders take; aten.convolution on CPU reads NCHW, so the program no longer runs",
+                         kind="by-design", graphs=("conv",)),
+                   known("verifier", "same cause: shape propagation of aten.convolution over the NHWC input fails",
+                         kind="by-design", graphs=("conv",))))},
+    "remove_redundancy:RemoveRedundancy": {
+        "annotation": Config(Build("call", kwargs=(("quantization_capture", True),)), stage="export",
+                             applies_to=(ANY_GRAPH,),
+                             contract="quantization_capture=True, on the ATen program (QnnPassManager."
+                                      "transform_for_annotation_pipeline): removes _assert_tensor_metadata only")},
+    "tag_quant_io:TagQuantIO": {
+        "uint8_io": Config(Build("call", (uint8_io,)), contract="a get_quant_io_dtype_fn tagging every input and "
+                                                                 "output uint8 (node metadata only)")},
+}
 
 
 # (module:Class, stage, build, contract)
@@ -126,7 +176,8 @@ def _build(b: Build) -> Build:
 
 
 ENTRIES = tuple(
-    entry(C, f"{P}.{spec}", stage=stage, build=_build(build), contract=contract, known=_KNOWN.get(spec, ()))
+    entry(C, f"{P}.{spec}", stage=stage, build=_build(build), contract=contract, known=_KNOWN.get(spec, ()),
+          configs=_CONFIGS.get(spec))
     for spec, stage, build, contract in _TABLE
 ) + (
     entry(C, f"{P}.seq_mse:InsertSeqMse",

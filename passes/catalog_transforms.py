@@ -4,14 +4,17 @@ Most are layout and view/permute clean-ups that backends run on their
 delegated subgraph; several are also run by the Vulkan and XNNPACK
 preprocessing (see :mod:`passes.pipelines`). Passes that take an
 optional ExportedProgram get it (``Build("program")``), as their backends
-construct them.
+construct them. Passes with options get one entry per construction the
+backends use or a graph of the corpus reaches (``Name[config]``): both
+directions of ``ConvertDtypePass``, Cadence's ``RemoveCloneOpsTransform``,
+NXP's QAT bias quantization, ... (the table is in :mod:`passes.catalog`).
 """
 
 from __future__ import annotations
 
 import torch
 
-from harness.catalog import Build, Catalog, entry, known
+from harness.catalog import Build, Catalog, Config, Lazy, entry, known
 
 __all__ = ["CATALOGS"]
 
@@ -30,6 +33,24 @@ def _e(spec: str, **kw):
     return entry(C, f"{P}.{spec}", **kw)
 
 
+def dequantize_weight_targets():
+    """``ConvertConv1dToConv2dPass(graph_local_weight_targets=...)``: conv1d weights a dequantize produces (the
+    int8 weights of a quantized graph), made in the worker (edge ops do not pickle)."""
+    from executorch.exir.dialects._ops import ops
+
+    q = ops.edge.quantized_decomposed
+    return (q.dequantize_per_channel.default, q.dequantize_per_tensor.default)
+
+
+_I64_TO_I32 = f"{P}.convert_dtype_pass:I64toI32"
+_DTYPE_REPRO = "reports/upstream/repro_convert_dtype_pass_multi_output.py"
+_MULTI_OUTPUT = ("rewrites meta['val'] only of nodes whose value is one tensor: multi-output ops (native_layer_norm, "
+                 "native_batch_norm, split_with_sizes_copy) and the getitems unpacking them keep float32 in "
+                 "meta['val'] while they now compute float16")
+_DTYPE_COPY_DIM_ORDER = ("with _skip_dim_order=True it casts with aten._to_copy, which the edge verifier rejects in "
+                         "dim-order mode (the default of to_edge): only valid for programs lowered with "
+                         "_skip_dim_order=True")
+
 ENTRIES = (
     _e("addmm_mm_to_linear:AddmmToLinearTransform", contract="addmm/mm (+permute of the weight) -> linear",
        known=(known("verifier", _LINEAR, kind="by-design"),)),
@@ -39,14 +60,47 @@ ENTRIES = (
        known=(known("input_unchanged", _MUTATES),)),
     _e("collapse_view_copy:CollapseViewCopyPass", contract="chains of view_copy -> one view_copy"),
     _e("convert_conv1d_to_conv2d_pass:ConvertConv1dToConv2dPass", build=PROG,
-       contract="conv1d -> unsqueeze, conv2d, squeeze"),
-    _e("convert_dtype_pass:ConvertDtypePass", build=Build("call", (torch.int64, torch.int32)),
-       contract="every int64 tensor becomes int32 (values in range keep meaning)"),
-    _e("convert_dtype_pass:I64toI32", contract="int64 tensors -> int32"),
+       contract="conv1d -> unsqueeze, conv2d, squeeze",
+       configs={"dequantized_weights": Config(
+           Build("program", kwargs=(("graph_local_weight_targets", Lazy(f"{__name__}:dequantize_weight_targets")),)),
+           applies_to=("conv1d",), contract="graph_local_weight_targets=dequantize ops, on the conv1d graphs: the "
+                                             "conv1d of a quantized graph (weight from a dequantize) converts too")}),
+    _e("convert_dtype_pass:ConvertDtypePass", default="i64_to_i32",
+       contract="every int64 tensor becomes int32 (values in range keep meaning)", configs={
+           "i64_to_i32": Build("call", (torch.int64, torch.int32)),
+           "i32_to_i64": Config(Build("call", (torch.int32, torch.int64), after=(_I64_TO_I32,)),
+                                contract="int32 tensors -> int64; run after I64toI32, since no graph of the corpus "
+                                         "has int32 tensors of its own: the int32 copies it made become int64"),
+           "i64_to_i32_aten_copy": Config(Build("call", (torch.int64, torch.int32), (("_skip_dim_order", True),)),
+                                          contract="int64 -> int32 casting with aten._to_copy (_skip_dim_order=True)",
+                                          known=(known("verifier", _DTYPE_COPY_DIM_ORDER, kind="by-design"),)),
+           "f32_to_f16": Config(Build("call", (torch.float32, torch.float16)), semantics="changing",
+                                contract="float32 tensors -> float16 (placeholders cast in, outputs cast back): "
+                                         "declared meaning-changing, float16 rounding moves the outputs",
+                                known=(known("val_matches_execution", _MULTI_OUTPUT, _DTYPE_REPRO),
+                                       known("verifier", "same cause: the getitem outputs of layer norm / split still "
+                                             "claim float32, so an add of them and a float16 tensor has mismatched "
+                                             "dtypes in meta['val']", _DTYPE_REPRO))),
+           "f16_to_f32": Config(Build("call", (torch.float16, torch.float32)),
+                                contract="float16 tensors -> float32 (reached by the random graphs' float16 "
+                                         "programs; the built-in ones have none)"),
+       }),
+    _e("convert_dtype_pass:I64toI32", contract="int64 tensors -> int32",
+       configs={"aten_copy": Config(Build("call", kwargs=(("_skip_dim_order", True),)),
+                                    contract="int64 -> int32 casting with aten._to_copy (_skip_dim_order=True)",
+                                    known=(known("verifier", _DTYPE_COPY_DIM_ORDER, kind="by-design"),))}),
     _e("decompose_channels_last_pass:DecomposeChannelsLastPass",
        contract="channels-last variant ops -> permutes around the default op"),
     _e("decompose_sdpa:DecomposeScaledDotProductAttention", stage="export",
-       contract="scaled_dot_product_attention -> matmul/softmax (before to_edge)"),
+       contract="scaled_dot_product_attention -> matmul/softmax (before to_edge)",
+       known=(known("meta_stack_trace", "the decomposed nodes get the SDPA node's nn_module_stack but no stack_trace",
+                    "backends/transforms/decompose_sdpa.py (_copy_decomposed_graph)"),),
+       configs={"no_fake_inputs": Config(Build("call", kwargs=(("allow_non_fake_inputs", False),)),
+                                         applies_to=("attention",),
+                                         contract="allow_non_fake_inputs=False, on the attention graphs, where "
+                                                  "SDPA is; the argument is stored and never read (reports/upstream/"
+                                                  "repro_decompose_sdpa_ignores_allow_non_fake_inputs.py), so this "
+                                                  "builds what the default does")}),
     _e("duplicate_dynamic_quant_chain:DuplicateDynamicQuantChainPass", stage="export", applies_to=("quantized",),
        contract="each user of a dynamic quant chain gets its own chain (ATen, after convert)"),
     _e("enforce_contiguous_dim_order:EnforceContiguousDimOrder", contract="dim-order ops -> contiguous",
@@ -71,7 +125,8 @@ ENTRIES = (
     _e("fuse_identical_input_transforms_pass:NormalizeTransformInputPlaceholdersPass", build=PROG,
        contract="canonical placeholders for transformed inputs"),
     _e("fuse_identical_input_transforms_pass:FuseIdenticalInputTransformsPass", build=PROG,
-       contract="identical transforms of one input -> one"),
+       contract="identical transforms of one input -> one",
+),
     _e("fuse_transpose_or_permute_op_pairs_pass:FuseTransposeOrPermuteOpPairsPass",
        contract="permute pairs that cancel across branches are removed"),
     _e("fuse_view_copy:FuseViewCopyTransform", contract="consecutive view_copy ops fused",
@@ -92,12 +147,30 @@ ENTRIES = (
     _e("propagate_view_copy_permute_pass:PropagateViewCopyPermuteDownPass", build=PROG,
        contract="permutes propagated towards the outputs"),
     _e("quantize_fused_convbn_bias_pass:QuantizeFusedConvBnBiasAtenPass", stage="export", build=PROG,
-       applies_to=("quantized",), contract="quantizes the bias conv-bn fusion left in float (ATen, after convert)"),
+       applies_to=("quantized",), contract="quantizes the bias conv-bn fusion left in float (ATen, after convert)",
+       configs={"zero_bias": Config(
+           Build("program", kwargs=(("default_zero_bias", True),)),
+           contract="default_zero_bias=True: convs without a bias get a zero bias, quantized",
+           known=(known("runnable", "reads a conv's bias only from node.args[2]; the fused bias is a keyword "
+                        "argument (conv2d(x, w, bias=b, stride=...), as ExecuTorch's serde gives it back), so the "
+                        "conv counts as bias-less and gets a zero bias appended to args while bias= stays: aten.conv2d "
+                        "receives its bias twice and the program no longer runs",
+                        "reports/upstream/repro_quantize_fused_convbn_bias_pass.py"),))}),
     _e("rank_0_to_rank_1:Rank0ToRank1Pass", contract="rank-0 inputs become rank-1 (docstring)",
        known=(known("val_matches_execution", "rewrites only meta['val'] of rank-0 placeholders, to shape (1, 1) "
                     "(rank 2, not the rank 1 its docstring promises), while the buffer or input keeps shape (): "
                     "metadata no longer describes the tensor", "backends/transforms/rank_0_to_rank_1.py"),)),
-    _e("remove_clone_ops:RemoveCloneOpsTransform", contract="removes clones that do not change dim order"),
+    _e("remove_clone_ops:RemoveCloneOpsTransform", contract="removes clones that do not change dim order",
+       configs={
+           "quantized": Config(Build(), applies_to=("quantized",),
+                               contract="default construction on quantized graphs, where removing a clone after a "
+                                        "dequantize leaves a dq -> q pair it then eliminates "
+                                        "(eliminate_quant_dequant_pairs=True)"),
+           "keep_qdq": Config(Build("call", kwargs=(("eliminate_quant_dequant_pairs", False),)),
+                              applies_to=("quantized",),
+                              contract="eliminate_quant_dequant_pairs=False, as Cadence builds it: clones go, Q/DQ "
+                                       "pairs stay"),
+       }),
     _e("remove_getitem_op:RemoveGetItemPass", contract="max_pool2d_with_indices + getitem -> max_pool2d"),
     _e("remove_permutes_around_elementwise_ops:RemovePermutesAroundElementwiseOps",
        contract="permute / elementwise / inverse permute -> elementwise"),

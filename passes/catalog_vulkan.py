@@ -10,11 +10,13 @@ the edge verifier: where the edge verifier rejects them, that is recorded as
 ``by-design``. The Q/DQ fusions (``FusePatternsPass``, ``FuseQuantizedOpsTransform``,
 ``FoldQDQPass``) run on quantized graphs; numerics of the fused ops are the
 Vulkan conformance suite's job (``passgate vulkan``), the IR checks are this one's.
+``TagMemoryMetaPass`` has one entry per storage / layout / fp16 compile
+option (``TagMemoryMetaPass[buffer]``, ...; the table is in :mod:`passes.catalog`).
 """
 
 from __future__ import annotations
 
-from harness.catalog import Build, Catalog, entry, known
+from harness.catalog import Build, Catalog, Config, entry, known
 
 __all__ = ["CATALOGS"]
 
@@ -25,15 +27,31 @@ _ET_VK = ("emits et_vk custom ops; VulkanBackend.preprocess verifies its passes 
           "(vulkan_preprocess._any_op), the edge verifier rejects them")
 
 
-def _tag_memory() -> Build:
+def _tag_memory(storage: str = "TEXTURE_3D", layout: str = "TENSOR_WIDTH_PACKED", force_fp16: bool = False) -> Build:
+    """TagMemoryMetaPass as ``VulkanBackend.preprocess`` builds it from its compile options
+    (``storage_type_override``, ``memory_layout_override``, ``force_fp16``; default texture limits)."""
     from executorch.backends.vulkan.serialization.vulkan_graph_schema import VkMemoryLayout, VkStorageType
     from executorch.backends.vulkan.utils import DEFAULT_TEXTURE_LIMITS
 
     return Build("call", (tuple(DEFAULT_TEXTURE_LIMITS),), (
-        ("default_storage_type", VkStorageType.TEXTURE_3D),
-        ("default_memory_layout", VkMemoryLayout.TENSOR_WIDTH_PACKED),
-        ("force_fp16", False),
+        ("default_storage_type", VkStorageType[storage]),
+        ("default_memory_layout", VkMemoryLayout[layout]),
+        ("force_fp16", force_fp16),
     ), after=(SPEC_PROP,))
+
+
+# the Vulkan compile options TagMemoryMetaPass reads (small_texture_limits is left out: no tensor of the corpus
+# comes near 2048 texels along an axis, so it would build the same program as the default limits)
+_TAG_MEMORY_CONFIGS = {
+    "buffer": Config(_tag_memory(storage="BUFFER"),
+                     contract="storage_type_override=BUFFER: every tensor defaults to buffer storage"),
+    "texture_2d": Config(_tag_memory(storage="TEXTURE_2D"),
+                         contract="storage_type_override=TEXTURE_2D: tensors default to 2D textures"),
+    "channels_packed": Config(_tag_memory(layout="TENSOR_CHANNELS_PACKED"),
+                              contract="memory_layout_override=TENSOR_CHANNELS_PACKED"),
+    "fp16": Config(_tag_memory(force_fp16=True),
+                   contract="force_fp16=True: arguments constrained to texture storage, as for fp16 execution"),
+}
 
 
 def _e(spec: str, **kw):
@@ -58,7 +76,7 @@ ENTRIES = (
     _e("remove_redundant_ops:RemoveRedundantOpsTransform", contract="trims no-op clones, aliases and copies"),
     _e("squeeze_unsqueeze_inputs:SqueezeUnsqueezeInputs",
        contract="squeezes/unsqueezes inputs of ops the Vulkan kernels need in another rank"),
-    _e("tag_memory_meta_pass:TagMemoryMetaPass", build=_tag_memory(),
+    _e("tag_memory_meta_pass:TagMemoryMetaPass", build=_tag_memory(), configs=_TAG_MEMORY_CONFIGS,
        contract="tags tensor storage/layout for the Vulkan kernels and inserts transitions"),
 )
 

@@ -11,6 +11,16 @@ some are functions over the whole program, some only make sense after
 XNNPACK serializer). A :class:`CatalogEntry` records all of that, plus the
 checks the pass is known to fail with the reason and upstream reference.
 
+A pass whose constructor takes parameters is one entry with several
+*configurations* (:class:`Config`): ``ConvertDtypePass`` int64 -> int32 and
+int32 -> int64, ``MemoryPlanningPass`` with and without graph IO allocation.
+A catalog writes them once (``entry(..., configs={...})``) and the
+:class:`Catalog` expands them into plain entries named ``Name[config]``, so
+everything downstream (listing, plans, units, baseline keys, pytest ids)
+sees ordinary entries and needs no notion of configurations. The default
+construction keeps the bare ``Name``: adding configurations to an entry
+changes none of its existing baseline keys or conformance item ids.
+
 These are the engine's types: the catalogs themselves (``passes/``, or a
 vendor's) are content, registered through the ``passgate.catalogs`` entry
 point group (:mod:`harness.catalog.registry`). Nothing here imports torch or
@@ -21,17 +31,19 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional, Union
 
 from harness.check.loading import LoadedPass, instantiate
 from harness.pipelines import pipeline
 
-__all__ = ["CATALOG_STAGES", "QUANTIZED", "KnownFailure", "Build", "Lazy", "resolve", "EntryFactory",
-           "CatalogEntry", "Catalog", "entry", "known"]
+__all__ = ["CATALOG_STAGES", "QUANTIZED", "ANY_GRAPH", "KnownFailure", "Build", "Lazy", "resolve", "EntryFactory",
+           "Config", "CONFIG_LABEL", "config_name", "split_config", "CatalogEntry", "Catalog", "entry", "known"]
 
 CATALOG_STAGES = ("export", "edge", "quantized-edge")
 QUANTIZED = "quantized"  # graph source / tag of quantized cases
+ANY_GRAPH = "*"  # in applies_to: every graph of the entry's stage, float and quantized, of every source
 
 
 @dataclass(frozen=True)
@@ -83,7 +95,7 @@ class Build:
         return "SpecPropPass" if name == "SpecPropWithPlaceholders" else name
 
     def describe(self, attr: str) -> str:
-        parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs]
+        parts = [_shown(a) for a in self.args] + [f"{k}={_shown(v)}" for k, v in self.kwargs]
         text = {
             "default": f"{attr} (default construction)",
             "call": f"{attr}({', '.join(parts)})",
@@ -94,6 +106,14 @@ class Build:
             "graph_and_program": f"{attr}({', '.join(['gm', 'ep', *parts])})",
         }[self.how]
         return f"{' -> '.join(Build.short(s) for s in self.after)} -> {text}" if self.after else text
+
+
+def _shown(value: Any) -> str:
+    """An argument as ``passgate passes`` and reports show it: functions and classes by name, never by the
+    ``<function f at 0x...>`` repr, whose address changes every run (same seed, same report)."""
+    if inspect.isfunction(value) or inspect.isclass(value) or inspect.isbuiltin(value):
+        return getattr(value, "__qualname__", getattr(value, "__name__", repr(value)))
+    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -130,8 +150,10 @@ class EntryFactory:
     def __call__(self, ep):
 
         target = resolve(self.spec)
-        b = replace(self.build, args=tuple(_arg(a) for a in self.build.args))
-        kwargs = {k: _arg(v) for k, v in b.kwargs}
+        # Lazy arguments are made here, positional and keyword alike, whatever the build calls
+        b = replace(self.build, args=tuple(_arg(a) for a in self.build.args),
+                    kwargs=tuple((k, _arg(v)) for k, v in self.build.kwargs))
+        kwargs = dict(b.kwargs)
         if b.how == "call":
             p = target(*b.args, **kwargs)
         elif b.how == "program":
@@ -165,22 +187,88 @@ class _Fixed:
         return self.p
 
 
+CONFIG_LABEL = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def config_name(base: str, label: str) -> str:
+    """The entry name of configuration ``label`` of entry ``base``: ``transforms.ConvertDtypePass[i32_to_i64]``."""
+    return f"{base}[{label}]"
+
+
+def split_config(name: str) -> tuple[str, str]:
+    """``Name[config]`` -> (``Name``, ``config``); a name without a configuration -> (name, "")."""
+    if name.endswith("]") and "[" in name:
+        base, _, label = name[:-1].rpartition("[")
+        return base, label
+    return name, ""
+
+
+@dataclass(frozen=True)
+class Config:
+    """One construction of a parameterized pass, beside the entry's default one.
+
+    Why a configuration and not a second hand-written entry: the contract,
+    stage and known failures of one pass are mostly the same whatever it is
+    constructed with, so a configuration states only what differs. Fields
+    left ``None`` take the entry's value; ``known`` failures are added to the
+    entry's (``inherit_known=False``: replace them, for a construction the
+    entry's reasons do not describe). ``contract`` says what this
+    construction promises, or what it is there to reach (empty: the entry's).
+    """
+
+    build: Build
+    contract: str = ""
+    known: tuple[KnownFailure, ...] = ()
+    inherit_known: bool = True
+    applies_to: Optional[tuple[str, ...]] = None
+    stage: Optional[str] = None
+    semantics: Optional[str] = None
+    slow: Optional[bool] = None
+    unavailable: Optional[str] = None
+
+    def apply(self, e: "CatalogEntry", name: str, label: str) -> "CatalogEntry":
+        """``e`` built this way, named ``name``."""
+        pick = lambda mine, theirs: theirs if mine is None else mine  # noqa: E731
+        return replace(
+            e, name=name, config=label, configs=(), build=self.build,
+            contract=self.contract or e.contract,
+            known=(e.known if self.inherit_known else ()) + tuple(self.known),
+            applies_to=tuple(pick(self.applies_to, e.applies_to)), stage=pick(self.stage, e.stage),
+            semantics=pick(self.semantics, e.semantics), slow=pick(self.slow, e.slow),
+            unavailable=pick(self.unavailable, e.unavailable))
+
+
 @dataclass(frozen=True)
 class CatalogEntry:
-    """One upstream pass and its contract."""
+    """One upstream pass and its contract (one construction of it: see :class:`Config`)."""
 
     name: str  # unique across catalogs: "<catalog>.<Attr>"
     spec: str  # module:attr
     stage: str = "edge"  # export | edge | quantized-edge
     semantics: str = "preserving"  # preserving | changing
     build: Build = field(default_factory=Build)
-    applies_to: tuple[str, ...] = ()  # graph names, tags or sources; empty: every graph of its stage
+    applies_to: tuple[str, ...] = ()  # graph names, tags or sources ("*": all); empty: the float graphs
     known: tuple[KnownFailure, ...] = ()
     unavailable: str = ""  # why it cannot be constructed or run here
     contract: str = ""  # what it promises, in one line
     slow: bool = False  # seconds per call even on small graphs: kept out of the quick profile
     curated: bool = True  # False: discovered without an explicit entry, built the default way
     catalog: str = ""
+    config: str = ""  # label of the construction this entry is ("" when the default is given as build=)
+    # (label, Config) of the other constructions, expanded by Catalog into entries ``name[label]``
+    configs: tuple[tuple[str, Config], ...] = ()
+
+    @property
+    def base_name(self) -> str:
+        """The entry name without its ``[config]`` suffix: what the default construction is called."""
+        return split_config(self.name)[0]
+
+    def expanded(self) -> tuple["CatalogEntry", ...]:
+        """This entry (the default construction, its name unchanged) and one entry per other configuration."""
+        if not self.configs:
+            return (self,)
+        base = replace(self, configs=())
+        return (base, *(c.apply(base, config_name(self.name, label), label) for label, c in self.configs))
 
     @property
     def runner_stage(self) -> str:
@@ -200,6 +288,8 @@ class CatalogEntry:
         wanted = self.applies_to or ((QUANTIZED,) if self.stage == "quantized-edge" else ())
         if not wanted:
             return not quantized  # float passes: the float graphs (quantized ones only when listed)
+        if ANY_GRAPH in wanted:
+            return True
         return spec.name in wanted or spec.source in wanted or bool(set(wanted) & set(spec.tags))
 
     @property
@@ -235,14 +325,48 @@ class Catalog:
     unavailable_packages: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.entries = tuple(e if e.catalog else replace(e, catalog=self.name) for e in self.entries)
+        # configurations become entries here, once: every consumer of a catalog sees plain entries
+        self.entries = tuple(x if x.catalog else replace(x, catalog=self.name)
+                             for e in self.entries for x in e.expanded())
 
 
 # -- helpers catalogs use to write entries compactly ----------------------------------------------------
 
-def entry(catalog: str, spec: str, **kw) -> CatalogEntry:
-    """An entry of ``catalog`` named ``<catalog>.<attr of spec>``."""
-    return CatalogEntry(name=f"{catalog}.{spec.rpartition(':')[2]}", spec=spec, catalog=catalog, **kw)
+def entry(catalog: str, spec: str, configs: Optional[Mapping[str, Union[Build, Config]]] = None,
+          default: str = "", **kw) -> CatalogEntry:
+    """An entry of ``catalog`` named ``<catalog>.<attr of spec>``.
+
+    ``configs``: the pass's other constructions, label -> :class:`Build` (or a
+    :class:`Config` where contract, known failures, applies_to, ... differ);
+    each becomes an entry ``<catalog>.<attr>[label]`` when the :class:`Catalog`
+    is made. The default construction is ``build=`` and keeps the bare name;
+    or name it with ``default=label`` (one of ``configs``, whose build and
+    overrides it then takes), so a list of every construction reads as one
+    table::
+
+        entry(C, "...:ConvertDtypePass", default="i64_to_i32", configs={
+            "i64_to_i32": Build("call", (torch.int64, torch.int32)),
+            "i32_to_i64": Build("call", (torch.int32, torch.int64)),
+        })
+    """
+    name = f"{catalog}.{spec.rpartition(':')[2]}"
+    items = [(label, c if isinstance(c, Config) else Config(c)) for label, c in (configs or {}).items()]
+    for label, c in items:
+        if not CONFIG_LABEL.match(label):
+            raise ValueError(f"{name}: configuration label {label!r} must match {CONFIG_LABEL.pattern} "
+                             "(it becomes part of entry names, globs, pytest ids and file names)")
+        if not isinstance(c.build, Build):
+            raise TypeError(f"{name}[{label}]: a configuration is a Build or a Config, not {type(c.build).__name__}")
+    e = CatalogEntry(name=name, spec=spec, catalog=catalog, **kw)
+    if default:
+        chosen = dict(items).get(default)
+        if chosen is None:
+            raise ValueError(f"{name}: default={default!r} is not one of its configurations {[k for k, _ in items]}")
+        if "build" in kw:
+            raise ValueError(f"{name}: give the default construction as build= or as default=, not both")
+        e = chosen.apply(e, name, default)
+        items = [(label, c) for label, c in items if label != default]
+    return replace(e, configs=tuple(items)) if items else e
 
 
 def known(check: str, reason: str, upstream: str = "", graphs: tuple = (), kind: str = "bug") -> KnownFailure:

@@ -21,7 +21,7 @@ from harness.core import plugins
 from harness.core.errors import UsageError
 
 __all__ = ["as_catalogs", "load_catalogs", "select", "all_entries", "resolve_catalogs",
-           "select_entries"]
+           "name_matches", "select_entries"]
 
 
 
@@ -88,12 +88,36 @@ def resolve_catalogs(names: Optional[list[str]]) -> list[Catalog]:
     return out
 
 
+def _literal_brackets(pattern: str) -> str:
+    """``pattern`` with ``[`` and ``]`` standing for themselves (``[[]``, ``[]]``) and ``*``/``?`` still globs."""
+    return "".join("[[]" if ch == "[" else "[]]" if ch == "]" else ch for ch in pattern)
+
+
+def name_matches(name: str, pattern: str) -> bool:
+    """Does ``--only PATTERN`` select entry ``name``?
+
+    A glob (fnmatch, case-sensitive), where square brackets may also be
+    literal: configuration entries are named ``Name[config]``, and fnmatch
+    alone would read ``[...]`` as a character class, so
+    ``transforms.ConvertDtypePass[i32_to_i64]`` would not even match itself.
+    A name matches when the pattern matches it either way, so
+    ``'transforms.ConvertDtypePass[*]'`` selects every configuration of that
+    pass but not its default construction, ``'*[*]'`` every configuration
+    entry, ``'transforms.ConvertDtypePass*'`` the pass in all its
+    constructions, and a character class (``'exir.[A-C]*'``) still works.
+    """
+    if fnmatch.fnmatchcase(name, pattern):
+        return True
+    return "[" in pattern and fnmatch.fnmatchcase(name, _literal_brackets(pattern))
+
+
 def select_entries(catalogs: Iterable[Catalog], only: Optional[list[str]] = None,
                    include_slow: bool = True) -> tuple[list, list, list]:
-    """(every entry, the runnable ones this run takes, runnable ones left out as slow); ``only`` globs names."""
+    """(every entry, the runnable ones this run takes, runnable ones left out as slow); ``only`` globs names
+    (:func:`name_matches`: ``[`` ``]`` also match themselves, for ``Name[config]`` entries)."""
     entries = all_entries(catalogs)
     if only:
-        entries = [e for e in entries if any(fnmatch.fnmatchcase(e.name, pat) for pat in only)]
+        entries = [e for e in entries if any(name_matches(e.name, pat) for pat in only)]
         if not entries:
             raise UsageError(f"--only {' '.join(only)} matches no catalog entry")
     skipped_slow = [e for e in entries if e.slow and not include_slow and e.runnable]
