@@ -22,8 +22,8 @@ def test_check_clean_pass_exits_0_and_writes_results(tmp_path, capsys):
     assert doc["schema_version"] and doc["complete"] is True and doc["exit_status"] == 0
     assert doc["environment"]["torch"].startswith("2.13.0") and doc["environment"]["executorch"] == "1.5.1"
     assert doc["configuration"]["seed"] == 0 and doc["configuration"]["passes"][0]["stage"] == "export"
-    assert {r["graph"] for r in doc["results"]} == {"mlp", "inplace_views"}
-    assert len(doc["results"]) == 2 * 16
+    assert {r["graph"] for r in doc["results"]} == {"mlp", "inplace_views", "*"}  # "*": the pass-level exercised
+    assert len(doc["results"]) == 2 * 16 + 1
     record = doc["results"][0]
     assert set(record) >= {"pass_name", "graph", "check", "status", "level", "message", "details", "duration_s"}
     assert doc["summary"]["violations"] == 0

@@ -12,6 +12,14 @@ then the pass runs twice more, on a copy of its result (``idempotent``) and
 on a second fresh copy of the input (``deterministic``). The reference
 outputs of the pre-pass program are computed once per case and reused by
 every pass.
+
+A check can only flag what a graph makes the pass do, so the ``runs`` record
+also says whether the pass changed the program and how (``details.changed``:
+op counts, structure, metadata only; ``details.change_signature``): the
+pass-level ``exercised`` check (:mod:`harness.check.exercised`) and the
+fuzzer, which keeps graphs that make a pass change the program in a new way,
+read it. Every fingerprint behind it is computed once per pair and shared
+with the checks that compare the same forms.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import torch
 
 from harness.check import fingerprint, verifiers
 from harness.check.execution import execute, input_draws
+from harness.check.exercised import change_signature, meta_form
 from harness.check.invoke import PassRun, run_pass
 from harness.check.loading import LoadedPass
 from harness.check.metadata import META_CHECKS, seed_metadata, snapshot
@@ -77,13 +86,29 @@ def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
     return MEMOS.fingerprints[key]
 
 
+def _input_forms(case: GraphCase, stage: str, handed=None) -> tuple:
+    """(canonical form, metadata form) of the program every pass on ``case`` is handed, once per process.
+
+    What ``changed.structure`` and ``changed.metadata`` compare a result to.
+    Every fresh input is the same copy of the shared case with the same
+    seeded metadata, so the first one handed to a pass (before it runs) stands
+    for all; ``handed`` None: a fresh copy is made (a warm server preparing).
+    """
+    key = (id(case), stage)
+    if key not in MEMOS.canonical_forms:
+        ep = handed if handed is not None else _fresh_input(case, stage)
+        MEMOS.canonical_forms[key] = (fingerprint.canonical(ep), meta_form(ep))
+    return MEMOS.canonical_forms[key]
+
+
 def prepare_case(case: GraphCase, stage: str = "edge", config: Optional[RunConfig] = None) -> None:
-    """Compute what every check of ``case`` needs whatever the pass (reference outputs, fingerprint) now.
+    """Compute what every check of ``case`` needs whatever the pass (reference outputs, fingerprints) now.
 
     A warm server calls it once per preloaded case; the children it forks inherit the memos.
     """
     config = config or RunConfig()
     _recorded_fingerprint(case, stage)
+    _input_forms(case, stage)
     reference_outputs(case, stage, config.seed, config.draws)
 
 
@@ -108,6 +133,7 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     before_meta = snapshot(ep.graph_module)
     before_ops = op_counts(ep.graph_module)
     handed_fp = fingerprint.exact(ep.graph_module, ep)
+    handed_forms = _input_forms(case, stage, ep)  # before the run: a pass may edit ``ep`` in place
     run = run_pass(loaded, ep, config.timeout)
 
     if run.outcome == Outcome.NOT_APPLICABLE:
@@ -124,8 +150,12 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         return out
 
     res = run.program
+    forms = _ResultForms(res)
     changes = op_diff(before_ops, op_counts(res.graph_module))
-    add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {"ops_changed": changes}), run.seconds)
+    changed = _changed(changes, forms, handed_forms)
+    add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {
+        "ops_changed": changes, "changed": changed, "change_signature": change_signature(changes, changed)}),
+        run.seconds)
     _judge_structure(add, res, run, before_meta)
     _judge_execution(add, res, case, stage, config, config.semantics or loaded.semantics)
     if run.has_ensures:
@@ -134,9 +164,46 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     else:
         add("ensures", verifiers.Verdict(Status.NOT_APPLICABLE, "the pass has no ensures hook"))
     _timed(add, "input_unchanged", lambda: _input_unchanged(run, ep, handed_fp, case, stage))
-    _judge_reruns(add, loaded, res, handed_fp, case, stage, config)
+    _judge_reruns(add, loaded, forms, handed_fp, case, stage, config)
     verifiers.attribute_consequences(out)
     return out
+
+
+class _ResultForms:
+    """The pass's result, and its two fingerprints computed at most once each.
+
+    ``changed`` and the rerun checks (``idempotent``, ``deterministic``)
+    compare the same forms of the same result; digesting every state tensor
+    twice would double the cost of a check on a large model.
+    """
+
+    def __init__(self, program):
+        self.program = program
+
+    @functools.cached_property
+    def canonical(self) -> tuple:
+        return fingerprint.canonical(self.program)
+
+    @functools.cached_property
+    def exact(self) -> str:
+        return fingerprint.exact(self.program.graph_module, self.program)
+
+
+def _changed(changes: dict, forms: _ResultForms, handed_forms: tuple) -> dict:
+    """Did the pass change the program, and how: op counts, structure (names ignored), metadata only.
+
+    Different op counts are a different structure, so the canonical forms are
+    compared only when the counts are equal, and the metadata only when the
+    structure is. Metadata is compared name-blind and without the keys every
+    ExportPass retrace rewrites (:func:`harness.check.exercised.meta_form`):
+    a pass that only re-traced the program did nothing a check could flag.
+    """
+    try:
+        structure = bool(changes) or forms.canonical != handed_forms[0]
+        metadata = not structure and meta_form(forms.program) != handed_forms[1]
+    except Exception:  # noqa: BLE001 - an unreadable result: runnable, verifier and the reruns say why
+        structure, metadata = bool(changes), False
+    return {"ops": bool(changes), "structure": structure, "metadata": metadata}
 
 
 def _judge_structure(add: Callable, res, run: PassRun, before_meta: dict) -> None:
@@ -161,13 +228,13 @@ def _judge_execution(add: Callable, res, case: GraphCase, stage: str, config: Ru
         _timed(add, "numerics", lambda: _numerics(res, ref, sample_run, semantics))
 
 
-def _judge_reruns(add: Callable, loaded: LoadedPass, res, handed_fp: str, case: GraphCase, stage: str,
-                  config: RunConfig) -> None:
+def _judge_reruns(add: Callable, loaded: LoadedPass, forms: _ResultForms, handed_fp: str, case: GraphCase,
+                  stage: str, config: RunConfig) -> None:
     """``deterministic`` and ``idempotent``: the pass run again, on a fresh input and on its own result."""
+    res = forms.program
 
-    @functools.cache
     def result_form() -> tuple:  # the result's canonical form, which both checks compare against
-        return fingerprint.canonical(res)
+        return forms.canonical
 
     # deterministic runs first: when the pass changed nothing, its second run (on a fresh copy of the
     # input) is also a run on an exact copy of the result, so idempotent needs no third run
@@ -177,8 +244,7 @@ def _judge_reruns(add: Callable, loaded: LoadedPass, res, handed_fp: str, case: 
                                 "deterministic")
 
     def idempotence() -> verifiers.Verdict:
-        if determinism is not None and determinism[0].status is Status.PASS \
-                and fingerprint.exact(res.graph_module, res) == handed_fp:
+        if determinism is not None and determinism[0].status is Status.PASS and forms.exact == handed_fp:
             return IDEMPOTENT_BY_DETERMINISM
         return _idempotent(loaded, res, result_form, config.timeout)
 

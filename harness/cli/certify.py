@@ -32,6 +32,7 @@ def add_parser(sub) -> None:
                        "report, certificate.json (suite version, profile, environment fingerprint, backend, seeds), "
                        "and MANIFEST.json with the SHA-256 of every file, signed with --private-key if given. "
                        "A profile other than full is marked in the bundle as NOT A FULL CERTIFICATION. "
+                       "Every pass must be exercised (some graph makes it change the program): here a must check. "
                        "Exit status: the run's (0 conformant, 1 violations).")
     c.add_argument("--out", required=True, metavar="DIR", help="bundle folder (must be new or empty)")
     c.add_argument("--profile", choices=tuple(PROFILES), default="full", help="suite profile (default full)")
@@ -74,6 +75,7 @@ def _empty_out(path: str) -> Path:
 def run_certify(args) -> int:
     from harness.check.loading import load_pass
     from harness.core.config import RunConfig, configuration, pass_record
+    from harness.core.results import Level
     from harness.graphs import cache, sources
     from harness.report import certify
     from harness.run import forking, profiles
@@ -107,6 +109,8 @@ def run_certify(args) -> int:
     def body(s: Session) -> None:
         cases = s.load_cases(graphs)
         check_all(passes, cases, config, Tally(s.record))
+        # a pass the suite's graphs never made change the program is not certified by them: must
+        s.judge_exercised([p.name for p in passes], level=Level.MUST)
 
     status = session.run(body, extra=lambda: {"known_violations": known, "certification": certification})
     from harness.report import view as reports
@@ -119,17 +123,23 @@ def run_certify(args) -> int:
         passes=doc["configuration"]["passes"],
         graphs=[{"name": c["name"], "source": c.get("source"), "key": c.get("key")} for c in doc["cases"]],
         known_violations=known, verdict=verdict, exit_status=status, summary=doc["summary"])
+    _write_bundle(out, cert, key_pem, args.quiet)
+    return status
+
+
+def _write_bundle(out: Path, cert, key_pem, quiet: bool) -> None:
+    """certificate.json (and the NOT A FULL CERTIFICATION notice), then the manifest over every file."""
     from harness.core.io import atomic_write_bytes
+    from harness.report import certify
 
     atomic_write_bytes(out / certify.CERTIFICATE, certify.canonical_json(cert.to_json()))
     if not cert.full:
-        atomic_write_bytes(out / certify.NOT_FULL, certify.not_full_notice(wl.profile).encode())
+        atomic_write_bytes(out / certify.NOT_FULL, certify.not_full_notice(cert.profile).encode())
     certify.write_manifest(out, key_pem)
-    if not args.quiet:
-        partial = "" if cert.full else f" -- NOT A FULL CERTIFICATION (profile {wl.profile})"
+    if not quiet:
+        partial = "" if cert.full else f" -- NOT A FULL CERTIFICATION (profile {cert.profile})"
         signed = ", signed" if key_pem else ", unsigned"
-        print(f"passgate: certification bundle {out}: suite {profiles.SUITE_VERSION}, verdict {verdict}{signed}{partial}")
-    return status
+        print(f"passgate: certification bundle {out}: suite {cert.suite_version}, verdict {cert.verdict}{signed}{partial}")
 
 
 def run_verify(args) -> int:

@@ -9,7 +9,7 @@ from harness.core.errors import UsageError
 from harness.core.shards import argument as shard_argument
 
 __all__ = ["DEFAULT_REPORT_DIR", "positive_float", "positive_int", "check_selection", "add_common_run_options",
-           "add_parser", "configure_cache", "run"]
+           "add_parser", "configure_cache", "judge_exercised", "run"]
 
 DEFAULT_REPORT_DIR = "reports/generated"
 
@@ -35,18 +35,23 @@ def positive_int(text: str) -> int:
 
 
 def check_selection(text: str) -> frozenset:
-    """``--checks``: check ids and the levels ``must`` / ``should``, comma-separated; ``runs`` is always in."""
-    from harness.core.results import IR_CHECK_IDS, Level, ir_checks_at
+    """``--checks``: check ids and the levels ``must`` / ``should``, comma-separated; ``runs`` is always in.
 
+    The pass-level ``exercised`` (should) is selectable like the IR checks; it
+    needs no run of its own (it reads what ``runs`` measured).
+    """
+    from harness.core.results import CHECKS, IR_CHECK_IDS, Level, check_ids, ir_checks_at
+
+    selectable = IR_CHECK_IDS + check_ids("pass")
     chosen = {"runs"}
     for word in filter(None, (w.strip() for w in text.split(","))):
         if word in (Level.MUST.value, Level.SHOULD.value):
-            chosen |= ir_checks_at(Level(word))
-        elif word in IR_CHECK_IDS:
+            chosen |= ir_checks_at(Level(word)) | {c for c in check_ids("pass") if CHECKS[c].level is Level(word)}
+        elif word in selectable:
             chosen.add(word)
         else:
             raise argparse.ArgumentTypeError(f"unknown check {word!r}; expected must, should or one of "
-                                             f"{', '.join(IR_CHECK_IDS)}")
+                                             f"{', '.join(selectable)}")
     return frozenset(chosen)
 
 
@@ -81,7 +86,8 @@ def add_parser(sub) -> None:
             "Run each --pass on a private copy of every selected graph, at its stage, and judge "
             "every IR check of DESIGN.md (runs, no_call_module, meta_*, val_matches_execution, "
             "graph_lint, signature, verifier, runnable, numerics, ensures, input_unchanged, "
-            "idempotent, deterministic). Writes DIR/results.json; exits 1 on a violation."
+            "idempotent, deterministic), then per pass exercised (did any graph make it change the program). "
+            "Writes DIR/results.json; exits 1 on a violation."
         ),
     )
     p.add_argument("--pass", dest="passes", action="append", required=True, metavar="SPEC",
@@ -95,7 +101,8 @@ def add_parser(sub) -> None:
     p.add_argument("--checks", type=check_selection, metavar="LIST",
                    help="judge only these checks: ids and the levels must / should, comma-separated (e.g. "
                    "--checks must while iterating on a pass: each pair then runs the pass once, where the "
-                   "should-level idempotent and deterministic checks run it again); default: every IR check")
+                   "should-level idempotent and deterministic checks run it again); default: every IR check and "
+                   "the pass-level exercised")
     p.add_argument("-j", "--workers", type=positive_int, default=1, metavar="N",
                    help="worker processes checking pass x graph pairs at once (default 1; results and reports "
                    "come in the same order whatever N)")
@@ -112,6 +119,15 @@ def configure_cache(args) -> None:
     from harness.graphs import cache
 
     cache.configure(args.cache_dir, disabled=args.no_cache)
+
+
+def judge_exercised(session, passes, shard) -> None:
+    """The pass-level ``exercised`` verdicts, after every pair; a shard saw part of each pass's cases, so
+    ``passgate report merge`` judges them over the joined shards instead."""
+    if shard:
+        session.note("exercised (did any case change each pass's program) is judged when the shards are merged")
+        return
+    session.judge_exercised(passes)
 
 
 def run(args) -> int:
@@ -156,5 +172,7 @@ def run(args) -> int:
 
             shrink_failures(s.results, passes, shard.specs, config, report_dir, args.strict, args.shrink_time,
                             5 * args.shrink_time, note=s.note)
+        if args.checks is None or "exercised" in args.checks:
+            judge_exercised(s, names, args.shard)
 
     return session.run(body)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from harness.cli.check import add_common_run_options, configure_cache
+from harness.cli.check import add_common_run_options, configure_cache, judge_exercised
 
 __all__ = ["add_parser", "add_run_arguments", "catalog_section", "annotate_known", "plan_of", "run"]
 
@@ -94,6 +94,21 @@ def plan_of(args):
                       partitioners=args.partitioners, no_partitioners=args.no_partitioners)
 
 
+def _catalog_text(p, applied: dict, results: list) -> str:
+    """What ran of the catalog, and which entries no case made change the program (their green says nothing)."""
+    from harness.core.results import PASS_LEVEL, Status
+
+    n_ran = sum(1 for graphs in applied.values() if graphs)
+    lines = [f"passgate: catalog: {len(p.entries)} entries, {len(p.runnable)} runnable, {n_ran} ran, "
+             f"{sum(1 for e in p.entries if e.unavailable)} unavailable (see `passgate passes`)"]
+    judged = [r for r in results if r.check == "exercised" and r.graph == PASS_LEVEL]
+    if judged:
+        idle = [r.pass_name for r in judged if r.status is Status.FAIL]
+        lines.append(f"passgate: exercised: {len(judged) - len(idle)} of {len(judged)} entries changed the program "
+                     f"on some case; not exercised: {', '.join(idle) or 'none'}")
+    return "\n".join(lines)
+
+
 def run(args) -> int:
     from harness.core.config import RunConfig, configuration
     from harness.report import baseline as bl
@@ -127,6 +142,8 @@ def run(args) -> int:
         cases = {c.name: c for c in s.load_cases(p.needed_specs())}
         total = sum(u.pairs for u in units)
         p.run(units, cases, replace(config, skip=s.done_pairs), Tally(s.record, total))
+        # the entries (and SPEC passes) are the passes under test: pipeline steps and partitioners are not
+        judge_exercised(s, [e.name for e in p.runnable] + [x.name for x in p.passes], shard)
 
     def extra() -> dict:
         annotate_known(session.results, p.entries, p.specs_by_name)
@@ -140,9 +157,7 @@ def run(args) -> int:
 
     status = session.run(body, extra=extra)
     if not args.quiet:
-        n_ran = sum(1 for graphs in full_applied.values() if graphs)
-        print(f"passgate: catalog: {len(p.entries)} entries, {len(p.runnable)} runnable, {n_ran} ran, "
-              f"{sum(1 for e in p.entries if e.unavailable)} unavailable (see `passgate passes`)", file=sys.stdout)
+        print(_catalog_text(p, full_applied, session.results), file=sys.stdout)
     if "gate" in gate_box:
         print(bl.render(gate_box["gate"]), file=sys.stdout if not args.quiet else sys.stderr)
     return status

@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Any, Iterable, Optional
 
 __all__ = ["Status", "Level", "CheckInfo", "CHECKS", "check_ids", "IR_CHECK_IDS", "RERUN_CHECKS", "STATE_CHECKS",
-           "ir_checks_at", "CheckResult", "summarize", "result"]
+           "PASS_LEVEL", "ir_checks_at", "CheckResult", "summarize", "result"]
 
 
 class Status(str, Enum):
@@ -32,7 +32,7 @@ class CheckInfo:
     id: str
     level: Level
     holds_when: str
-    group: str = "ir"  # ir | vulkan | partition
+    group: str = "ir"  # ir | vulkan | partition | pass (judged once per pass over all its cases)
     state: bool = False  # judged on the program the pass leaves, not on what it did (verify-each inherits it)
     reruns: bool = False  # runs the pass again (a pipeline step is not promised to be rerunnable alone)
 
@@ -56,6 +56,8 @@ CHECKS: dict[str, CheckInfo] = {
         CheckInfo("input_unchanged", Level.MUST, "the input program and the shared case are left as they were"),
         CheckInfo("idempotent", Level.SHOULD, "running the pass a second time changes nothing", reruns=True),
         CheckInfo("deterministic", Level.SHOULD, "two runs on copies of the same input give the same graph", reruns=True),
+        CheckInfo("exercised", Level.SHOULD, "at least one case made the pass change the program (ops, structure "
+                  "or metadata); must in certification", "pass"),
         CheckInfo("fusion_expected", Level.MUST, "the expected et_vk op appears and absorbed Q/DQ nodes are gone", "vulkan"),
         CheckInfo("fused_vs_qdq", Level.MUST, "fused output matches the unfused Q/DQ program", "vulkan"),
         CheckInfo("fused_vs_float", Level.MUST, "fused output is within its SQNR bound of the float model", "vulkan"),
@@ -68,8 +70,17 @@ CHECKS: dict[str, CheckInfo] = {
     )
 }
 
+
+PASS_LEVEL = "*"
+"""The ``graph`` of a pass-level record (``exercised``): judged over every case of the pass, not on one graph.
+
+A name no graph case can have (case names are identifiers and paths), so a
+report tells pass-level records from pass x graph pairs by it alone.
+"""
+
+
 def check_ids(group: str) -> tuple[str, ...]:
-    """The check ids of one group (``ir``, ``vulkan``, ``partition``), in registry order.
+    """The check ids of one group (``ir``, ``vulkan``, ``partition``, ``pass``), in registry order.
 
     Query the registry instead of keeping a list of ids beside it: a list
     kept in parallel drifts the day a check is added.
@@ -98,10 +109,22 @@ class CheckResult:
     message: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     duration_s: float = 0.0
+    level_override: Optional[Level] = None
+    """This record's level when it is not the registry's: ``passgate certify`` judges ``exercised`` at must.
+    Serialized as the record's ``level``, so a report read back gates the way the run did."""
+
+    def __post_init__(self):
+        if self.level_override is not None:
+            self.level_override = Level(self.level_override)
+            if self.level_override is self._registry_level():
+                self.level_override = None  # one spelling per level: a record equals its JSON round trip
+
+    def _registry_level(self) -> Level:
+        return CHECKS[self.check].level if self.check in CHECKS else Level.MUST
 
     @property
     def level(self) -> Level:
-        return CHECKS[self.check].level if self.check in CHECKS else Level.MUST
+        return self.level_override or self._registry_level()
 
     def is_violation(self, strict: bool = False) -> bool:
         """Does this result fail the gate? ``error`` always does: never silent."""
@@ -113,6 +136,7 @@ class CheckResult:
 
     def to_json(self) -> dict:
         d = asdict(self)
+        del d["level_override"]
         d["status"] = self.status.value
         d["level"] = self.level.value
         d["duration_s"] = round(self.duration_s, 6)
@@ -128,6 +152,7 @@ class CheckResult:
             message=d.get("message", ""),
             details=d.get("details", {}),
             duration_s=d.get("duration_s", 0.0),
+            level_override=Level(d["level"]) if d.get("level") in (Level.MUST.value, Level.SHOULD.value) else None,
         )
 
 
@@ -142,10 +167,10 @@ def summarize(results: Iterable[CheckResult], strict: bool = False) -> dict:
         "by_status": counts,
         "violations": len(violations),
         "passes": len({r.pass_name for r in results}),
-        "graphs": len({r.graph for r in results}),
+        "graphs": len({r.graph for r in results if r.graph != PASS_LEVEL}),
     }
 
 
 def result(pass_name: str, graph: str, check: str, status: Status, message: str = "",
-           details: Optional[dict] = None, duration_s: float = 0.0) -> CheckResult:
-    return CheckResult(pass_name, graph, check, status, message, details or {}, duration_s)
+           details: Optional[dict] = None, duration_s: float = 0.0, level: Optional[Level] = None) -> CheckResult:
+    return CheckResult(pass_name, graph, check, status, message, details or {}, duration_s, level)

@@ -1,16 +1,19 @@
 """The per-case memos of one process, owned by one object: :data:`MEMOS`.
 
-Three things are worth keeping per case for the life of a process: the
+Four things are worth keeping per case for the life of a process: the
 lowered case itself (loading one from the disk cache costs ~50 ms, lowering
 it seconds), the outputs of the pre-pass program on its input draws (every
-pass's ``numerics`` compares against them), and the fingerprint of the shared
-case as first seen (``input_unchanged`` compares against it). Many parts of
+pass's ``numerics`` compares against them), the fingerprint of the shared
+case as first seen (``input_unchanged`` compares against it), and its
+canonical form (what every pass's result is compared against to say whether
+the pass changed the program's structure: digesting the state tensors of a
+large case costs more than most passes). Many parts of
 passgate need them: the runner fills them, isolation workers send theirs back
 so the next worker forked inherits them, the warm server preloads and drops
 them, pipelines forget the ones of derived cases. They all go through the
 methods here, never through the dicts of another module.
 
-Keys of ``references`` and ``fingerprints`` hold ``id(case)``, which a fork
+Keys of ``references``, ``fingerprints`` and ``canonical_forms`` hold ``id(case)``, which a fork
 preserves; :meth:`CaseMemos.forget` drops them with the case, so a reused
 ``id()`` cannot hit a stale entry.
 """
@@ -22,7 +25,7 @@ from typing import Any, Iterable
 
 __all__ = ["CaseMemos", "MEMOS"]
 
-_CASE_KEYED = ("references", "fingerprints")  # keyed by tuples holding id(case)
+_CASE_KEYED = ("references", "fingerprints", "canonical_forms")  # keyed by tuples holding id(case)
 
 
 @dataclass
@@ -35,11 +38,14 @@ class CaseMemos:
     """(spec key, id(case), stage, seed, draws, torch threads) -> reference outputs (:mod:`harness.check.runner`)."""
     fingerprints: dict[tuple, str] = field(default_factory=dict)
     """(id(case), stage) -> the shared case's exact fingerprint as first seen in this process."""
+    canonical_forms: dict[tuple, tuple] = field(default_factory=dict)
+    """(id(case), stage) -> :func:`harness.check.fingerprint.canonical` of the shared case (the ``changed`` of ``runs``)."""
 
     def clear(self, cases: bool = True) -> None:
         """Forget the references and fingerprints, and the loaded cases too unless ``cases`` is False."""
         self.references.clear()
         self.fingerprints.clear()
+        self.canonical_forms.clear()
         if cases:
             self.cases.clear()
 
@@ -62,7 +68,7 @@ class CaseMemos:
         return {name: set(getattr(self, name)) for name in _CASE_KEYED}
 
     def added_since(self, mark: dict[str, set]) -> dict[str, dict]:
-        """The reference and fingerprint entries computed since ``mark``; ``mark`` is updated to now."""
+        """The reference, fingerprint and canonical-form entries computed since ``mark``; ``mark`` is updated to now."""
         out = {}
         for name in _CASE_KEYED:
             table = getattr(self, name)

@@ -11,7 +11,8 @@
 
 Imports: ``harness.core``, ``harness.graphs`` (atomic writes), and
 ``harness.check`` (only :func:`.certify.backend_fingerprint`, to load the pass
-under test), and the standard library; never ``harness.run``, ``harness.serve``
+under test, and :mod:`.merge`, which judges the torch-free pass-level
+``exercised`` check over joined shards), and the standard library; never ``harness.run``, ``harness.serve``
 or ``harness.cli``, and never content (``passes``, ``vulkan``, ``fixtures``):
 content adds report.html sections through the ``passgate.report_sections``
 entry-point group.

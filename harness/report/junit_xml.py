@@ -1,7 +1,8 @@
 """``junit.xml``: the run as JUnit XML, for CI systems that draw test reports.
 
 One ``<testcase>`` per pass x graph x check (``classname`` = the pass,
-``name`` = ``graph::check``), one ``<testsuite>`` per pass. The mapping
+``name`` = ``graph::check``; a pass-level check such as ``exercised`` has the
+graph ``*``: ``*::exercised``), one ``<testsuite>`` per pass. The mapping
 follows the gate, not the raw status, so a CI test view never shows red
 for a run that exits 0:
 

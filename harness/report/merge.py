@@ -4,14 +4,19 @@ Merging puts the records back in the order an unsharded run writes them
 (the configuration's pass order, then its graph order, checks as the runner
 emitted them), so a merged results.json equals the unsharded one apart from
 timings. A missing, repeated or foreign part is a one-line usage error.
+
+A shard saw part of each pass's cases, so it judges no pass-level
+``exercised`` verdict; the merge judges them over the joined ``runs``
+records, as the unsharded run would have (:mod:`harness.check.exercised`).
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
+from harness.check import exercised
 from harness.core.errors import UsageError
-from harness.core.results import CheckResult, summarize
+from harness.core.results import PASS_LEVEL, CheckResult, summarize
 from harness.core.shards import SAME_ENVIRONMENT, Shard, parse
 
 __all__ = ["merge"]
@@ -39,11 +44,16 @@ def merge(parts: list[dict], labels: Optional[list[str]] = None) -> dict:
     first, base_cfg = parts[0], _config_without_shard(parts[0])
     _check_same_run(parts, labels, base_cfg)
     records, graph_idx = _records_in_run_order(parts, labels, base_cfg)
+    pairs = len(records)
+    complete = all(d.get("complete", True) for d in parts)
+    if complete:  # an interrupted part did not see every case of its passes
+        records = exercised.judge_records(records, base_cfg)
+    strict = bool(base_cfg.get("strict", False))
+    judged_bad = any(CheckResult.from_json(r).is_violation(strict) for r in records[pairs:])
     cases: dict = {}
     for doc in parts:
         for c in doc.get("cases", ()):
             cases.setdefault(c["name"], c)
-    complete = all(d.get("complete", True) for d in parts)
     merged = {
         "schema_version": first["schema_version"],
         "tool": first.get("tool", {"name": "passgate", "version": first["environment"].get("passgate")}),
@@ -54,8 +64,8 @@ def merge(parts: list[dict], labels: Optional[list[str]] = None) -> dict:
         "complete": complete,
         "cases": sorted(cases.values(), key=lambda c: graph_idx.get(c["name"], len(graph_idx))),
         "results": records,
-        "summary": summarize((CheckResult.from_json(r) for r in records), bool(base_cfg.get("strict", False))),
-        "exit_status": 0 if complete and all(d.get("exit_status", 0) == 0 for d in parts) else 1,
+        "summary": summarize((CheckResult.from_json(r) for r in records), strict),
+        "exit_status": 0 if complete and not judged_bad and all(d.get("exit_status", 0) == 0 for d in parts) else 1,
         "shards": [{"shard": str(s), "source": label, "started_at": d.get("started_at"),
                     "duration_s": d.get("duration_s"), "complete": d.get("complete", True),
                     "platform": (d.get("environment") or {}).get("platform")}
@@ -111,6 +121,8 @@ def _records_in_run_order(parts: list[dict], labels: list[str], base_cfg: dict) 
     records = []
     for doc, label in zip(parts, labels):
         for r in doc["results"]:
+            if r["graph"] == PASS_LEVEL:
+                continue  # judged again over the joined runs records (merge)
             pair = (r["pass_name"], r["graph"])
             if owner.setdefault(pair, label) != label:
                 raise UsageError(f"{r['pass_name']} x {r['graph']} was run by both {owner[pair]} and {label}")

@@ -5,7 +5,9 @@ plots are base64 PNG, so the file opens offline, from a CI artifact, from a
 certification bundle, years later. Sections, each left out when it has
 nothing to show: verdict banner and counts; gate (regressions / fixed);
 the pass x graph matrix coloured by verdict with the failing check ids in
-each cell (a cell links to its failures); the failure list with message,
+each cell (a cell links to its failures), a pass no case made change the
+program marked "not exercised" beside its name; how many cases changed each
+pass's program (``exercised``); the failure list with message,
 shrunk graph and reproducer link; per-pass timings; op coverage; the
 sections content adds; environment.
 
@@ -76,6 +78,7 @@ pre{background:#f3f4f6;padding:8px;overflow-x:auto;font-size:12px;margin:6px 0;w
 .bar.red{background:#d9534f}
 img.plot{max-width:100%;background:#fff;border:1px solid #d9dde3;margin:6px 0}
 .muted{color:#6b7280}
+.nx{font-size:10px;font-weight:600;padding:0 4px;margin-left:4px;border-radius:3px;background:#ffe8a3;color:#6b4a00;white-space:nowrap}
 """
 
 
@@ -135,6 +138,8 @@ def _tiles(v: reports.View) -> str:
              ("pass", by.get("pass", 0)), ("fail", by.get("fail", 0)), ("error", by.get("error", 0)),
              ("skip", by.get("skip", 0)), ("n/a", by.get("not_applicable", 0)),
              ("passes", len(v.passes)), ("graphs", len(v.graphs))]
+    if reports.exercised(v):
+        tiles.append(("not exercised", len(reports.not_exercised(v))))
     return '<div class="tiles">' + "".join(f'<div class="tile"><b>{_e(n)}</b><span>{_e(t)}</span></div>'
                                            for t, n in tiles) + "</div>"
 
@@ -169,6 +174,13 @@ def _blocks(v: reports.View) -> list[tuple[list, list]]:
     return [([p for p in v.passes if p in ps], gs) for ps, gs in groups.items() if ps]
 
 
+def _pass_head(v: reports.View, p: str, limit: int, unexercised: dict) -> str:
+    """A pass's header in the matrix; "not exercised" beside it when no case changed its program."""
+    r = unexercised.get(p)
+    mark = f'<span class="nx" title="{_e(r.get("message"))}">not exercised</span>' if r else ""
+    return _label(p, limit) + mark
+
+
 def _cell(v: reports.View, p: str, g: str) -> str:
     c = v.cells.get((p, g))
     if c is None:
@@ -187,7 +199,10 @@ def _matrix(v: reports.View) -> str:
     legend = ('<p class="legend"><span class="ok" style="background:#d4edda">ok</span>'
               '<span style="background:#f5c2c0">fail (violation)</span><span style="background:#c9a3e6">error (harness)'
               '</span><span style="background:#ffe8a3">warn (should-level)</span><span style="background:#d6e4f0">'
-              'known violation</span><span style="background:#eceff3">not applicable</span></p>')
+              'known violation</span><span style="background:#eceff3">not applicable</span>'
+              '<span class="nx">not exercised</span> no case changed the pass\'s program</p>')
+    ex = reports.exercised(v)
+    unexercised = {p: ex[p] for p in reports.not_exercised(v)}
     tables = []
     for passes, graphs in _blocks(v):
         prefix = os.path.commonprefix(graphs) if len(graphs) > 1 else ""
@@ -196,16 +211,40 @@ def _matrix(v: reports.View) -> str:
         corner = f"graph{f' ({_e(prefix)}…)' if prefix else ''}"
         if len(graphs) > len(passes) and (len(graphs) > 12 or max(map(len, name.values())) > 34):
             # long and thin, or long names: graphs down (names readable), passes across
-            head = f"<tr><th>{corner} \\ pass</th>" + "".join(f"<th>{_label(p)}</th>" for p in passes) + "</tr>"
+            head = (f"<tr><th>{corner} \\ pass</th>"
+                    + "".join(f"<th>{_pass_head(v, p, 34, unexercised)}</th>" for p in passes) + "</tr>")
             rows = [f'<tr><th class="gr">{_label(name[g], 90)}</th>{"".join(_cell(v, p, g) for p in passes)}</tr>'
                     for g in graphs]
         else:
             head = (f"<tr><th>pass \\ {corner}</th>"
                     + "".join(f'<th class="g">{_label(name[g])}</th>' for g in graphs) + "</tr>")
-            rows = [f"<tr><th>{_label(p, 60)}</th>{''.join(_cell(v, p, g) for g in graphs)}</tr>" for p in passes]
+            rows = [f"<tr><th>{_pass_head(v, p, 60, unexercised)}</th>{''.join(_cell(v, p, g) for g in graphs)}</tr>"
+                    for p in passes]
         tables.append(f'<div class="scroll"><table class="matrix">{head}{"".join(rows)}</table></div>')
     return (f'<h2 id="matrix">Pass x graph ({len(v.passes)} x {len(v.graphs)})</h2>{legend}'
             + "<br>".join(tables))
+
+
+def _exercised(v: reports.View) -> str:
+    """Per pass judged: how many of its cases changed the program, and how; not exercised ones first."""
+    ex = reports.exercised(v)
+    if not ex:
+        return ""
+    order = {"fail": 0, "error": 0, "skip": 1, "not_applicable": 2, "pass": 3}
+    rows = []
+    for p, r in sorted(ex.items(), key=lambda kv: order.get(kv[1]["status"], 1)):
+        d = r.get("details") or {}
+        cls = "none" if r["status"] == "skip" else reports.CELL_VERDICT[v.outcome(r)].replace("n/a", "na")
+        rows.append(f'<tr><td>{_e(p)}</td><td class="{cls}">{_e(r["status"])}</td><td>{_e(d.get("cases_changed", ""))} / '
+                    f'{_e(d.get("ran", ""))}</td><td>{_e(d.get("ops", ""))}</td><td>{_e(d.get("structure_only", ""))}'
+                    f'</td><td>{_e(d.get("metadata_only", ""))}</td><td>{_e(r.get("message"))}</td></tr>')
+    missing = len(reports.not_exercised(v))
+    return (f'<h2 id="exercised">Exercised: {len(ex) - missing} of {len(ex)} passes changed the program on some case'
+            f'</h2><p class="muted">A check can only flag what a graph makes the pass do: a pass no case changed was '
+            f'not tested by this run (level {_e(next(iter(ex.values())).get("level"))}).</p><div class="scroll" '
+            'style="max-height:420px;overflow-y:auto"><table><tr><th>pass</th><th>exercised</th><th>cases changed / '
+            'ran</th><th>ops</th><th>structure only</th><th>metadata only</th><th>message</th></tr>'
+            f'{"".join(rows)}</table></div>')
 
 
 def _failure_entry(v: reports.View, r: dict, report_dir: Optional[Path]) -> str:
@@ -239,8 +278,8 @@ def _failures(v: reports.View, report_dir: Optional[Path]) -> str:
     for (p, g), records in list(by_cell.items())[:MAX_FAILURES]:
         worst = v.outcome(records[0])
         entries = "".join(_failure_entry(v, r, report_dir) for r in records)
-        out.append(f'<article class="failure {worst}" id="{_anchor(p, g)}"><h3>{_e(p)} × {_e(g)}</h3>{entries}'
-                   "</article>")
+        out.append(f'<article class="failure {worst}" id="{_anchor(p, g)}"><h3>{_e(p)} × {_e(reports.graph_label(g))}'
+                   f"</h3>{entries}</article>")
     if len(by_cell) > MAX_FAILURES:
         out.append(f'<p class="muted">…and {len(by_cell) - MAX_FAILURES} more cells in results.json.</p>')
     return "".join(out)
@@ -330,10 +369,11 @@ def _environment(doc: dict) -> str:
 def render(doc: dict, report_dir: Optional[Path] = None) -> str:
     v = reports.view(doc)
     extra = _extra(doc)
-    sections = [_gate(doc), _matrix(v), _failures(v, report_dir), _timings(v), _coverage(doc),
+    sections = [_gate(doc), _matrix(v), _exercised(v), _failures(v, report_dir), _timings(v), _coverage(doc),
                 *(html for _, _, html in extra), _environment(doc)]
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (
-        ("gate", "gate"), ("matrix", "matrix"), ("failures", "failures"), ("timings", "timings"),
+        ("gate", "gate"), ("matrix", "matrix"), ("exercised", "exercised"), ("failures", "failures"),
+        ("timings", "timings"),
         ("coverage", "op coverage"), *((a, _e(label)) for a, label, _ in extra if a), ("environment", "environment"))
         if f'id="{s}"' in "".join(sections))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -3,8 +3,9 @@
 Written for the reader who has ten seconds: the verdict first, then what
 regressed against the baseline, what was fixed, what fails (capped, so a
 bad run does not post a 5 MB comment: GitHub truncates job summaries at
-1 MiB and comments at 64 KiB), op coverage in brief, and the environment
-folded away. Regressions and fixes come from ``doc['gate']`` (set by the
+1 MiB and comments at 64 KiB), the passes no case made change the program
+(``exercised``: their green says nothing), op coverage in brief, and the
+environment folded away. Regressions and fixes come from ``doc['gate']`` (set by the
 baseline gate or ``passgate report diff``), op counts from
 ``doc['op_coverage']``; both sections are left out when absent.
 """
@@ -111,7 +112,7 @@ def _failures(v: reports.View) -> list[str]:
     rows = []
     for r in v.problems:
         d = r.get("details") or {}
-        rows.append([ICON.get(v.outcome(r), ""), code(r["pass_name"]), code(r["graph"]), code(r["check"]),
+        rows.append([ICON.get(v.outcome(r), ""), code(r["pass_name"]), code(reports.graph_label(r["graph"])), code(r["check"]),
                      r.get("level", ""), cell_text(r.get("message")), code(d.get("repro", ""))])
     out += _table(["", "pass", "graph", "check", "level", "message", "repro"], rows)
     out.append("")
@@ -122,6 +123,20 @@ def _failures(v: reports.View) -> list[str]:
         out += _table(["pass", "graph", "failing checks"],
                       [[code(c.pass_name), code(c.graph), ", ".join(c.failing)] for c in cells])
         out += ["", "</details>", ""]
+    return out
+
+
+def _exercised(v: reports.View) -> list[str]:
+    """How many passes some case made change the program; the ones none did, named (capped)."""
+    ex = reports.exercised(v)
+    if not ex:
+        return []
+    missing = reports.not_exercised(v)
+    out = [f"### Exercised: {len(ex) - len(missing)} of {len(ex)} passes changed the program on some case"]
+    if missing:
+        out.append(f"- not exercised (no case changed the program; {ex[missing[0]].get('level', '')} level): "
+                   f"{', '.join(code(p) for p in missing[:MAX_ROWS])}{' …' if len(missing) > MAX_ROWS else ''}")
+    out.append("")
     return out
 
 
@@ -151,7 +166,7 @@ def _environment(doc: dict) -> list[str]:
 
 def render(doc: dict) -> str:
     v = reports.view(doc)
-    out = _head(v) + _gate(doc) + _failures(v) + _coverage(doc) + _environment(doc)
+    out = _head(v) + _gate(doc) + _failures(v) + _exercised(v) + _coverage(doc) + _environment(doc)
     return "\n".join(out)
 
 

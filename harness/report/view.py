@@ -21,6 +21,12 @@ lists of ``{pass, graph, check, message}``, as the baseline gate and
 ``known_violations``), ``op_coverage`` (op -> case count), ``shards``,
 ``certification``.
 
+Pass-level records (``exercised``: did any case make the pass change the
+program) have the graph :data:`PASS_LEVEL` (``"*"``). They are verdicts like
+any other (failures, JUnit, the exit status) but belong to no pass x graph
+cell: the view keeps them apart (:attr:`View.pass_level`), so the matrix has
+no ``*`` column and the graph count is the count of real graphs.
+
 This module is the read-only model of a results document (load, validate,
 view, gate, headline, op coverage, timings) and imports no renderer: the
 renderers import it, and :mod:`harness.report.writers` is the one module that
@@ -36,13 +42,17 @@ from pathlib import Path
 from typing import Optional
 
 from harness.core.errors import UsageError
+from harness.core.results import PASS_LEVEL
 from harness.report import results_json as report_json
 
 __all__ = [
-    "CELL_VERDICT", "OUTCOMES", "SCHEMA_PATH", "SHRUNK_KEYS", "SUPPORTED_MAJOR", "Cell", "View", "gate",
-    "headline", "is_strict", "is_violation", "key", "known_set", "load", "op_coverage", "outcome", "pass_of",
-    "pass_timings", "schema", "shrunk_graph", "validation_errors", "view",
+    "CELL_VERDICT", "EXERCISED", "OUTCOMES", "PASS_LEVEL", "SCHEMA_PATH", "SHRUNK_KEYS", "SUPPORTED_MAJOR", "Cell",
+    "View", "exercised", "gate", "graph_label", "headline", "is_strict", "is_violation", "key", "known_set", "load",
+    "not_exercised", "op_coverage", "outcome", "pass_of", "pass_timings", "schema", "shrunk_graph",
+    "validation_errors", "view",
 ]
+
+EXERCISED = "exercised"
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schema" / "results.schema.json"
 SUPPORTED_MAJOR = "1"
@@ -117,6 +127,7 @@ class View:
     graphs: list
     cells: dict  # (pass, graph) -> Cell
     problems: list  # records that failed or errored (violations, warnings, known), worst first
+    pass_level: dict = field(default_factory=dict)  # pass -> its pass-level records (graph PASS_LEVEL)
 
     @property
     def violations(self) -> list:
@@ -133,8 +144,12 @@ def view(doc: dict) -> View:
     for g in (doc.get("configuration") or {}).get("graphs") or ():
         graphs.setdefault(g, None)
     cells: dict[tuple[str, str], Cell] = {}
+    pass_level: dict[str, list] = {}
     for r in doc.get("results", ()):
         passes.setdefault(r["pass_name"], None)
+        if r["graph"] == PASS_LEVEL:
+            pass_level.setdefault(r["pass_name"], []).append(r)
+            continue
         graphs.setdefault(r["graph"], None)
         cell = cells.setdefault((r["pass_name"], r["graph"]), Cell(r["pass_name"], r["graph"]))
         cell.records.append(r)
@@ -147,7 +162,22 @@ def view(doc: dict) -> View:
         cell.failing = sorted({r["check"] for r in cell.records if r["status"] in ("fail", "error")})
     problems = [r for r in doc.get("results", ()) if r["status"] in ("fail", "error")]
     problems.sort(key=lambda r: OUTCOMES.index(outcome(r, strict, known)))
-    return View(doc, strict, known, list(passes), [g for g in graphs if g in used], cells, problems)
+    return View(doc, strict, known, list(passes), [g for g in graphs if g in used], cells, problems, pass_level)
+
+
+def graph_label(graph: str) -> str:
+    """How a record's graph reads in a report: a pass-level record is about every case of its pass."""
+    return "all its cases" if graph == PASS_LEVEL else graph
+
+
+def exercised(v: View) -> dict[str, dict]:
+    """pass -> its ``exercised`` record, for the passes the run judged it for."""
+    return {p: r for p, rs in v.pass_level.items() for r in rs if r["check"] == EXERCISED}
+
+
+def not_exercised(v: View) -> list[str]:
+    """The passes that ran on cases and changed none: their green says nothing about them."""
+    return [p for p, r in exercised(v).items() if r["status"] == "fail"]
 
 
 def pass_timings(v: View) -> list[tuple[str, float, int, str, float]]:
@@ -155,6 +185,8 @@ def pass_timings(v: View) -> list[tuple[str, float, int, str, float]]:
     rows = []
     for p in v.passes:
         cells = [c for (pp, _), c in v.cells.items() if pp == p]
+        if not cells:
+            continue  # only pass-level records
         slow = max(cells, key=lambda c: c.seconds)
         rows.append((p, sum(c.seconds for c in cells), len(cells), slow.graph, slow.seconds))
     return sorted(rows, key=lambda row: -row[1])

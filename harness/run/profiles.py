@@ -39,7 +39,7 @@ from harness.graphs import sources
 __all__ = ["SUITE_VERSION", "CORE_CATALOGS", "PIPELINE_NAMES", "PARTITIONER_NAMES", "Profile",
            "PROFILES", "profile", "available_graphs", "Workload", "suite_passes", "known_violations", "workload"]
 
-SUITE_VERSION = "2026.11.1"  # .1: standard adds the model zoo; full adds quantized and random graphs
+SUITE_VERSION = "2026.11.2"  # .1: standard adds the model zoo; full adds quantized and random graphs; .2: pass configurations, exercised (must)
 
 CORE_CATALOGS = ("exir", "transforms", "vulkan", "xnnpack")
 PIPELINE_NAMES = ("vulkan", "xnnpack", "to_executorch")

@@ -22,11 +22,11 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterable, Optional
 
 from harness.core.errors import UsageError
 from harness.core.kinds import ExitCode
-from harness.core.results import CheckResult, Status
+from harness.core.results import PASS_LEVEL, CheckResult, Level, Status
 from harness.core.shards import SAME_ENVIRONMENT
 from harness.graphs.cases import load_cases
 from harness.graphs.op_coverage import case_ops, op_coverage
@@ -98,6 +98,27 @@ class Session:
         seconds = sum(r.duration_s for r in rs)
         print(f"passgate: [{pair.done}/{pair.total}] {pair.pass_name} x {pair.graph}: {verdict} ({seconds:.2f}s)",
               file=self.stream, flush=True)
+
+    def judge_exercised(self, passes: Iterable[str], level: Optional[Level] = None) -> list[CheckResult]:
+        """Append the pass-level ``exercised`` verdict of each of ``passes``, judged over every pair recorded.
+
+        Called once the pairs are done (a resumed report's own verdicts are
+        judged again over the whole run); ``level`` overrides the registry's
+        (``certify``: must). Only commands call it: what a run judges as a
+        pass under test is theirs to say, not the session's.
+        """
+        from harness.check import exercised
+
+        self.results[:] = exercised.without(self.results)
+        judged = exercised.judge(self.results, passes, level)
+        self.results.extend(judged)
+        if len(judged) > 10:  # a catalog run: one line, the table and the run's summary name the idle ones
+            self.note(f"exercised: {sum(r.status is Status.PASS for r in judged)} of {len(judged)} passes changed "
+                      "the program on some case")
+        else:
+            for r in judged:
+                self.note(f"{r.pass_name} over its cases: exercised {r.status.value}: {r.message}")
+        return judged
 
     def note(self, message: str) -> None:
         if not self.quiet:
@@ -216,6 +237,9 @@ def render_table(results: list[CheckResult], strict: bool = False) -> str:
     gw = max(len("graph"), *(len(g) for _, g in cells))
     lines = [f"{'pass':<{pw}}  {'graph':<{gw}}  verdict  failing checks / changes"]
     for (p, g), rs in cells.items():
+        if g == PASS_LEVEL:  # the pass over all its cases (exercised): its own line, with why when it failed
+            lines.append(_pass_level_line(p, rs, pw, gw, strict))
+            continue
         failing = sorted(r.check for r in rs if r.status in (Status.FAIL, Status.ERROR))
         if any(r.is_violation(strict) for r in rs):
             verdict = "FAIL"
@@ -229,3 +253,12 @@ def render_table(results: list[CheckResult], strict: bool = False) -> str:
         changed = f"[{runs.message}]" if runs is not None and runs.details.get("ops_changed") else ""
         lines.append(f"{p:<{pw}}  {g:<{gw}}  {verdict:<7}  {' '.join(x for x in (', '.join(failing), changed) if x)}".rstrip())
     return "\n".join(lines)
+
+
+def _pass_level_line(p: str, rs: list, pw: int, gw: int, strict: bool) -> str:
+    bad = [r for r in rs if r.status in (Status.FAIL, Status.ERROR)]
+    verdict = "FAIL" if any(r.is_violation(strict) for r in rs) else ("warn" if bad else "ok")
+    if not bad and all(r.status is Status.NOT_APPLICABLE for r in rs):
+        verdict = "n/a"
+    why = "; ".join(f"{r.check} [{r.message}]" for r in bad)
+    return f"{p:<{pw}}  {PASS_LEVEL:<{gw}}  {verdict:<7}  {why}".rstrip()

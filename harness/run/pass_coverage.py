@@ -1,0 +1,222 @@
+"""Coverage of pass code: which lines and branches of each catalog entry's own source the graph corpus executes.
+
+A catalog run that is all green says little about a pass whose rewrite no
+graph ever triggers: FusePatternsPass "passes" on a float MLP because none of
+its patterns match. Two measures say so. The pass-level ``exercised`` check
+(:mod:`harness.check.exercised`) says whether any case made the entry change
+the program at all; coverage says how much of its logic the cases reached.
+Branch coverage matters more than line coverage here: a pass is mostly
+``if node.target == ...: rewrite``, and the line of the test runs on every
+node while its true branch may never be taken.
+
+What an entry's "own source" is: the file of its SPEC's module, and for a
+class, the files of its base classes that live in the same package (a
+backend's shared ``BaseFusePass``), since their logic runs as the entry's.
+The framework above (``ExportPass``, torch.fx) is left out: every pass runs it.
+
+Coverage must start before torch or any pass module is imported, so that
+module-level lines count as executed the way a normal import executes them,
+and the run is in-process (isolated workers are forked children coverage
+would not see): :func:`measure` does both, around ``passgate run``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Optional
+
+__all__ = ["OMIT", "Counts", "FileCoverage", "EntryCoverage", "executorch_root", "start", "module_file",
+           "entry_modules", "measured_modules", "file_coverage", "exercised_verdicts", "analyse"]
+
+OMIT = ["*/test/*", "*/tests/*", "*/third-party/*"]
+
+
+def executorch_root() -> str:
+    from importlib.util import find_spec
+
+    spec = find_spec("executorch")
+    return list(spec.submodule_search_locations)[0]
+
+
+def start():
+    """A started coverage.py measurement of executorch's sources, lines and branches: call before torch loads."""
+    import coverage
+
+    cov = coverage.Coverage(data_file=None, source=[executorch_root()], branch=True, omit=OMIT)
+    cov.start()
+    return cov
+
+
+@dataclass
+class Counts:
+    """Statements and branches of some files, and how many of each the corpus executed."""
+
+    statements: int = 0
+    executed: int = 0
+    branches: int = 0
+    covered_branches: int = 0
+
+    def add(self, other: "Counts") -> None:
+        self.statements += other.statements
+        self.executed += other.executed
+        self.branches += other.branches
+        self.covered_branches += other.covered_branches
+
+    @property
+    def line_percent(self) -> float:
+        return 100.0 * self.executed / self.statements if self.statements else 100.0
+
+    @property
+    def branch_percent(self) -> float:
+        return 100.0 * self.covered_branches / self.branches if self.branches else 100.0
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "line_percent": round(self.line_percent, 2),
+                "branch_percent": round(self.branch_percent, 2)}
+
+
+@dataclass
+class FileCoverage(Counts):
+    module: str = ""
+    missing_lines: list = field(default_factory=list)
+    missing_branches: list = field(default_factory=list)  # [from line, to line] (negative: exit)
+
+
+@dataclass
+class EntryCoverage:
+    name: str
+    catalog: str
+    modules: list  # the entry's own source modules (SPEC module first)
+    counts: Counts
+    exercised: Optional[dict] = None  # {status, cases_changed, ran, message} from the run's exercised record
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "catalog": self.catalog, "modules": self.modules, **self.counts.to_json(),
+                "exercised": self.exercised}
+
+
+def module_file(module: str) -> Optional[str]:
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec and spec.origin and spec.origin.endswith(".py") else None
+
+
+def entry_modules(entry) -> list[str]:
+    """The modules of ``entry``'s own source: its SPEC's, plus its base classes' in the same package."""
+    module, _, attr = entry.spec.partition(":")
+    out = [module]
+    package = module.rpartition(".")[0]
+    try:
+        from harness.catalog import resolve
+
+        obj = resolve(entry.spec)
+    except Exception:  # noqa: BLE001 - an entry that cannot be resolved: its SPEC module is all we know
+        return out
+    if inspect.isclass(obj):
+        for base in obj.__mro__[1:]:
+            owner = getattr(base, "__module__", "") or ""
+            if package and owner.startswith(package + ".") and owner not in out:
+                out.append(owner)
+    return out
+
+
+def measured_modules(catalogs: Iterable) -> dict:
+    """module name -> catalog name: every module a runnable entry lives in, plus the Vulkan patterns."""
+    out: dict = {}
+    for c in catalogs:
+        for e in c.entries:
+            module = e.spec.partition(":")[0]
+            if e.runnable and module.startswith("executorch."):
+                out.setdefault(module, c.name)
+        if c.name == "vulkan":
+            import pkgutil
+
+            import executorch.backends.vulkan.patterns as patterns
+
+            out.setdefault(patterns.__name__, "vulkan")
+            for info in pkgutil.iter_modules(patterns.__path__, patterns.__name__ + "."):
+                out.setdefault(info.name, "vulkan")
+    return out
+
+
+def file_coverage(cov, modules: Iterable[str]) -> dict[str, FileCoverage]:
+    """module -> its coverage, through coverage.py's JSON report (its public per-file lines and branches)."""
+    paths = {m: module_file(m) for m in dict.fromkeys(modules)}
+    paths = {m: p for m, p in paths.items() if p}
+    if not paths:
+        return {}
+    fd, tmp = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        cov.json_report(morfs=list(paths.values()), outfile=tmp, ignore_errors=True)
+        files = json.loads(Path(tmp).read_text()).get("files", {})
+    finally:
+        os.unlink(tmp)
+    by_path = {os.path.realpath(p): data for p, data in files.items()}
+    out = {}
+    for m, p in paths.items():
+        data = by_path.get(os.path.realpath(p))
+        if data is None:
+            continue
+        s = data["summary"]
+        out[m] = FileCoverage(s["num_statements"], s["covered_lines"], s.get("num_branches", 0),
+                              s.get("covered_branches", 0), m, data.get("missing_lines", []),
+                              data.get("missing_branches", []))
+    return out
+
+
+def exercised_verdicts(results_doc: dict) -> dict[str, dict]:
+    """entry name -> its ``exercised`` verdict in a results document (``passgate run``'s)."""
+    out = {}
+    for r in results_doc.get("results", ()):
+        if r.get("check") == "exercised" and r.get("graph") == "*":
+            d = r.get("details") or {}
+            out[r["pass_name"]] = {"status": r["status"], "cases_changed": d.get("cases_changed"),
+                                   "ran": d.get("ran"), "message": r.get("message", "")}
+    return out
+
+
+def _sum(files: Iterable[FileCoverage]) -> Counts:
+    total = Counts()
+    for f in files:
+        total.add(f)
+    return total
+
+
+def _group(entries: list[EntryCoverage], files: dict[str, FileCoverage], ran: Callable[[str], bool]) -> dict:
+    """Totals of some entries: their distinct files' coverage, and how many the corpus did not exercise."""
+    mods = dict.fromkeys(m for e in entries for m in e.modules if m in files)
+    not_exercised = [e.name for e in entries if (e.exercised or {}).get("status") == "fail"]
+    return {"entries": len(entries), "files": len(mods), **_sum(files[m] for m in mods).to_json(),
+            "not_exercised": len(not_exercised), "not_run": sum(1 for e in entries if not ran(e.name)),
+            "not_exercised_entries": not_exercised}
+
+
+def analyse(cov, catalogs: list, verdicts: dict[str, dict]) -> dict:
+    """The coverage document: per module, per runnable entry, per catalog and over all runnable entries."""
+    modules = measured_modules(catalogs)
+    runnable = [e for c in catalogs for e in c.entries if e.runnable and e.spec.startswith("executorch.")]
+    own = {e.name: entry_modules(e) for e in runnable}
+    files = file_coverage(cov, list(modules) + [m for ms in own.values() for m in ms])
+    entries = [EntryCoverage(e.name, e.catalog, [m for m in own[e.name] if m in files],
+                             _sum(files[m] for m in own[e.name] if m in files), verdicts.get(e.name))
+               for e in runnable]
+    ran = verdicts.__contains__
+    by_catalog = {c.name: _group([e for e in entries if e.catalog == c.name], files, ran) for c in catalogs}
+    return {
+        "branch": True,
+        "total": _group(entries, files, ran),
+        "by_catalog": {k: v for k, v in by_catalog.items() if v["entries"]},
+        "entries": [e.to_json() for e in entries],
+        "modules": [{"module": m, "catalog": cat, **files[m].to_json(), "percent": round(files[m].line_percent, 2)}
+                    for m, cat in sorted(modules.items(), key=lambda kv: (kv[1], kv[0])) if m in files],
+    }

@@ -1,0 +1,246 @@
+"""Exercised, measured: the runs record says whether and how a pass changed the program, and the
+pass-level ``exercised`` check flags a pass no case made change anything (should; must in certify).
+
+Real torch.export / to_edge graphs and real passes throughout: the guide's reference passes and a
+few written here the way a user writes one (loaded from a file by SPEC).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+from junitparser import JUnitXml, Skipped
+
+from harness.check import exercised
+from harness.cli.main import main
+from harness.core.results import PASS_LEVEL, CheckResult, Level, Status, result
+from harness.run.library import check_pass
+
+RELU = "passes.reference:ReplaceInPlaceReluWithOutOfPlaceReluPass"
+ADD = "passes.reference:ReplaceAddPass"  # requires an add: not applicable on mlp and conv_bn_relu
+SCHEMA = Path(__file__).resolve().parent.parent / "reports" / "schema" / "results.schema.json"
+
+PASSES = '''
+import torch
+import torch.fx
+from executorch.exir.pass_base import ExportPass
+from torch.fx.passes.infra.pass_base import PassBase, PassResult
+
+
+class ChangesNothing(PassBase):
+    """Looks at the graph and leaves it as it was."""
+
+    passgate_stage = "export"
+
+    def call(self, gm):
+        return PassResult(gm, False)
+
+
+class RetraceOnly(ExportPass):
+    """An ExportPass that overrides nothing: it re-traces the program (names and retrace bookkeeping
+    such as seq_nr move) and changes nothing a check could flag."""
+
+    passgate_stage = "export"
+
+
+class SwapAddOperands(PassBase):
+    """add(x, y) -> add(y, x): the op counts stay, the structure changes."""
+
+    passgate_stage = "export"
+
+    def call(self, gm):
+        changed = False
+        for n in gm.graph.nodes:
+            if (n.op == "call_function" and n.target == torch.ops.aten.add.Tensor and not n.kwargs
+                    and len(n.args) == 2 and all(isinstance(a, torch.fx.Node) for a in n.args)):
+                n.args = (n.args[1], n.args[0])
+                changed = True
+        gm.recompile()
+        return PassResult(gm, changed)
+
+
+class TagsNodes(PassBase):
+    """Notes something in every call_function node's metadata: only the metadata changes."""
+
+    passgate_stage = "export"
+
+    def call(self, gm):
+        for n in gm.graph.nodes:
+            if n.op == "call_function":
+                n.meta["passgate_test_note"] = "seen"
+        return PassResult(gm, True)
+
+
+def raises(gm):
+    raise RuntimeError("this pass never runs")
+'''
+
+
+@pytest.fixture(scope="module")
+def passes_file(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("passes") / "exercised_passes.py"
+    path.write_text(PASSES)
+    return str(path)
+
+
+def _runs(results, graph: str) -> CheckResult:
+    return next(r for r in results if r.check == "runs" and r.graph == graph)
+
+
+def test_runs_records_whether_and_how_the_pass_changed_the_program(passes_file):
+    relu = check_pass(RELU, ["mlp", "inplace_views"])
+    rewritten = _runs(relu, "inplace_views").details
+    assert rewritten["changed"] == {"ops": True, "structure": True, "metadata": False}
+    assert rewritten["change_signature"] == "+relu.default -relu_.default [ops,structure]"
+    assert rewritten["ops_changed"] == {"relu.default": 1, "relu_.default": -1}  # kept as it was
+    assert _runs(relu, "mlp").details["changed"] == {"ops": False, "structure": False, "metadata": False}
+
+    def changed(name: str, graph: str) -> tuple[dict, str]:
+        d = _runs(check_pass(f"{passes_file}:{name}", [graph]), graph).details
+        return d["changed"], d["change_signature"]
+
+    assert changed("ChangesNothing", "residual_block") == (
+        {"ops": False, "structure": False, "metadata": False}, "unchanged")
+    # an ExportPass re-trace renames nodes and rewrites seq_nr / from_node: not a change of the program
+    assert changed("RetraceOnly", "residual_block")[1] == "unchanged"
+    assert changed("SwapAddOperands", "residual_block") == (
+        {"ops": False, "structure": True, "metadata": False}, "[structure]")
+    assert changed("TagsNodes", "residual_block") == (
+        {"ops": False, "structure": False, "metadata": True}, "[metadata]")
+
+
+def test_judge_over_cases_pass_fail_not_applicable_and_skip(passes_file):
+    by_pass = {r.pass_name: r for r in exercised.judge(
+        check_pass(RELU, ["mlp", "inplace_views"]) + check_pass(f"{passes_file}:RetraceOnly", ["mlp", "inplace_views"])
+        + check_pass(ADD, ["mlp", "conv_bn_relu"]) + check_pass(f"{passes_file}:raises", ["mlp"]))}
+    assert all(r.graph == PASS_LEVEL and r.check == "exercised" for r in by_pass.values())
+    relu = by_pass["ReplaceInPlaceReluWithOutOfPlaceReluPass"]
+    assert relu.status is Status.PASS and relu.details["cases_changed"] == 1 and relu.details["ran"] == 2
+    assert relu.details["exercised_by"] == ["inplace_views"]
+    retrace = by_pass["RetraceOnly"]
+    assert retrace.status is Status.FAIL and retrace.level is Level.SHOULD and not retrace.is_violation()
+    assert retrace.message == ("no case changed the program: ops, structure and metadata identical on all 2 cases")
+    assert by_pass["ReplaceAddPass"].status is Status.NOT_APPLICABLE
+    assert by_pass["raises"].status is Status.SKIP and "no case ran" in by_pass["raises"].message
+
+
+def test_level_override_is_written_as_level_and_read_back():
+    r = result("P", PASS_LEVEL, "exercised", Status.FAIL, "no case changed the program", level=Level.MUST)
+    assert r.level is Level.MUST and r.is_violation()
+    d = r.to_json()
+    assert d["level"] == "must" and "level_override" not in d
+    back = CheckResult.from_json(d)
+    assert back == r and back.level is Level.MUST and back.is_violation()
+    plain = result("P", PASS_LEVEL, "exercised", Status.FAIL, level=Level.SHOULD)  # the registry's own level
+    assert plain.level_override is None and CheckResult.from_json(plain.to_json()) == plain
+    assert not plain.is_violation() and plain.is_violation(strict=True)
+
+
+def test_check_flags_a_pass_no_case_changed_in_every_report(passes_file, tmp_path, capsys):
+    args = ["check", "--pass", f"{passes_file}:ChangesNothing", "--pass", RELU, "--graphs", "mlp", "inplace_views",
+            "--report", str(tmp_path)]
+    assert main(args) == 0  # should level: reported, not gating
+    out = capsys.readouterr().out
+    assert "ChangesNothing" in out and "exercised [no case changed the program" in out
+    assert main(args + ["--strict", "-q"]) == 1
+    doc = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.Draft202012Validator(json.loads(SCHEMA.read_text())).validate(doc)
+    ex = {r["pass_name"]: r for r in doc["results"] if r["check"] == "exercised"}
+    assert ex["ChangesNothing"]["status"] == "fail" and ex["ChangesNothing"]["graph"] == "*"
+    assert ex["ChangesNothing"]["level"] == "should" and ex["ReplaceInPlaceReluWithOutOfPlaceReluPass"]["status"] == "pass"
+    assert doc["results"][-2:] == list(ex.values())  # after every pair
+    assert doc["summary"]["graphs"] == 2 and doc["summary"]["violations"] == 1  # strict: the exercised fail
+
+    md = (tmp_path / "summary.md").read_text()
+    assert "### Exercised: 1 of 2 passes changed the program on some case" in md and "`ChangesNothing`" in md
+    html = (tmp_path / "report.html").read_text()
+    assert 'id="exercised"' in html and html.count('<span class="nx" title="no case changed the program') == 1
+    assert "<th class=\"g\"><span title=\"*\">" not in html  # no "*" graph column in the matrix
+    xml = JUnitXml.fromfile(str(tmp_path / "junit.xml"))
+    case = next(c for s in xml for c in s if c.name == "*::exercised" and c.classname == "ChangesNothing")
+    assert case.result and not isinstance(case.result[0], Skipped)  # strict: a failure
+
+
+def test_resume_judges_exercised_once_over_the_whole_run(passes_file, tmp_path):
+    args = ["check", "--pass", f"{passes_file}:ChangesNothing", "--graphs", "mlp", "inplace_views", "-q",
+            "--report", str(tmp_path)]
+    assert main(args) == 0
+    assert main(args + ["--resume"]) == 0
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert [r["graph"] for r in doc["results"] if r["check"] == "exercised"] == ["*"]
+
+
+def test_shards_leave_exercised_to_the_merge(passes_file, tmp_path):
+    common = ["check", "--pass", f"{passes_file}:ChangesNothing", "--pass", RELU, "--graphs", "mlp", "inplace_views",
+              "-q"]
+    assert main(common + ["--report", str(tmp_path / "all")]) == 0
+    for i in (1, 2):
+        assert main(common + ["--shard", f"{i}/2", "--report", str(tmp_path / str(i))]) == 0
+        part = json.loads((tmp_path / str(i) / "results.json").read_text())
+        assert not [r for r in part["results"] if r["check"] == "exercised"]  # a shard saw part of the cases
+    assert main(["report", "merge", str(tmp_path / "1"), str(tmp_path / "2"), "--out", str(tmp_path / "m")]) == 0
+    merged = json.loads((tmp_path / "m" / "results.json").read_text())
+    whole = json.loads((tmp_path / "all" / "results.json").read_text())
+
+    def verdicts(doc):
+        return [(r["pass_name"], r["status"], r["level"], r["message"]) for r in doc["results"]
+                if r["check"] == "exercised"]
+
+    assert verdicts(merged) == verdicts(whole) and len(verdicts(whole)) == 2
+
+
+def test_certify_judges_exercised_at_must(passes_file, tmp_path):
+    """A backend under certification that changes nothing on the suite's graphs certifies nothing: the
+    bundle's results.json says must, and the verdict and exit status count it."""
+    out = tmp_path / "bundle"
+    status = main(["certify", "--profile", "quick", "--out", str(out), "--backend", f"{passes_file}:ChangesNothing",
+                   "-q"])
+    assert status == 1
+    doc = json.loads((out / "results.json").read_text())
+    ex = {r["pass_name"]: r for r in doc["results"] if r["check"] == "exercised"}
+    assert ex and all(r["level"] == "must" for r in ex.values())
+    assert ex["ChangesNothing"]["status"] == "fail"
+    assert ex["ReplaceInPlaceReluWithOutOfPlaceReluPass"]["status"] == "pass"
+    bad = [r for r in doc["results"] if CheckResult.from_json(r).is_violation()]
+    assert ("ChangesNothing", "*", "exercised") in {(r["pass_name"], r["graph"], r["check"]) for r in bad}
+    assert doc["summary"]["violations"] >= 1
+    cert = json.loads((out / "certificate.json").read_text())
+    assert cert["verdict"] == "FAIL" and cert["exit_status"] == 1
+
+
+def test_pass_coverage_per_entry_with_branches_and_exercised(tmp_path, capsys):
+    """Branch and line coverage of a catalog entry's own source under a real run, its exercised verdict beside
+    it, and `passgate passes --coverage` showing both."""
+    from harness.catalog import resolve_catalogs
+    from harness.cli.pass_coverage import JSON_FILE, render
+    from harness.report import view
+    from harness.run import pass_coverage as measure
+
+    entry = "misc.PermuteMemoryFormatsPass"  # NCHW <-> NHWC permutes around convs: rewrites conv_bn_relu
+    cov = measure.start()
+    try:
+        status = main(["run", "--catalog", "misc", "--only", entry, "--graphs", "conv_bn_relu", "mlp",
+                       "--no-isolation", "-q", "--report", str(tmp_path)])
+    finally:
+        cov.stop()
+    assert status in (0, 1)
+    verdicts = measure.exercised_verdicts(view.load(tmp_path))
+    assert verdicts[entry]["status"] == "pass" and verdicts[entry]["cases_changed"] >= 1
+    doc = measure.analyse(cov, resolve_catalogs(["misc"]), verdicts)
+    row = next(e for e in doc["entries"] if e["name"] == entry)
+    assert row["modules"] and row["modules"][0].endswith("permute_memory_formats_pass")
+    assert 0 < row["covered_branches"] <= row["branches"] and 0 < row["executed"] <= row["statements"]
+    assert row["exercised"]["status"] == "pass"
+    misc = doc["by_catalog"]["misc"]
+    assert misc["entries"] == 6 and misc["not_run"] == 5 and misc["not_exercised"] == 0
+    assert doc["total"]["branches"] >= row["branches"] and "branches" in render(doc)
+
+    path = tmp_path / JSON_FILE
+    path.write_text(json.dumps(doc))
+    assert main(["passes", "--catalog", "misc", "--coverage", str(path)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if entry in x)
+    assert f"exercised {row['exercised']['cases_changed']}/{row['exercised']['ran']}, branches " in line
+    assert main(["passes", "--coverage", str(tmp_path / "missing.json")]) == 2
