@@ -66,10 +66,12 @@ def run(args) -> int:
             _remove_stale(path)
             print(f"passgate: no server was running for cache {root}", file=sys.stderr)
             return ExitCode.OK
+        # stopped means gone: the socket is removed first, then the process drains its children and exits
+        pid = reply.get("stopped")
         deadline = time.monotonic() + 30
-        while path.exists() and time.monotonic() < deadline:
+        while (path.exists() or _alive(pid)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        print(f"passgate: server {reply.get('stopped')} stopped", file=sys.stderr)
+        print(f"passgate: server {pid} stopped", file=sys.stderr)
         return ExitCode.OK
     info = client.request(root, "status")
     if info is not None:
@@ -107,6 +109,19 @@ def run(args) -> int:
     proc.kill()
     print(f"passgate: the server was not ready within {START_TIMEOUT_S:g} s; see {log}", file=sys.stderr)
     return ExitCode.VIOLATION
+
+
+def _alive(pid) -> bool:
+    """Does process ``pid`` still exist? (The server is not our child: signal 0 asks without waiting.)"""
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _remove_stale(path) -> None:
