@@ -6,8 +6,19 @@ command table (``add_parser(subparsers)`` / ``run(args) -> int``; nothing
 heavy at module level, torch imported only in ``run``, so ``passgate --help``
 stays fast).
 
-Writes ``DIR/results.json`` (the harness's schema; the per-op table and
-per-case records under the ``"vulkan"`` key), ``DIR/vulkan_table.md`` and
+Two ways to pick cases:
+
+- the search (default, :mod:`vulkan.cli_search`): hypothesis draws cases
+  over each fused op's configuration space (:mod:`vulkan.space`) within
+  ``--budget`` seconds or ``--examples`` draws per op, and shrinks every
+  failure to its smallest case and boundary; ``--replay FILE`` judges
+  committed cases instead. Writes ``vulkan_errors.csv``, reproducers and
+  ``report.html`` too;
+- ``--count N``: the fixed recipe list of :mod:`vulkan.catalog`, N drawn
+  shapes per recipe (what this command did before the search).
+
+Both write ``DIR/results.json`` (the harness's schema; the per-op table
+under the ``"vulkan"`` key), ``DIR/vulkan_table.md`` and
 ``DIR/vulkan_table.json``. Exit status: 0 all checks hold, 1 a violation,
 2 bad usage (one line on stderr).
 """
@@ -17,12 +28,13 @@ from __future__ import annotations
 import sys
 import time
 
-from harness.cli.check import positive_int
+from harness.cli.check import positive_float, positive_int
 
 __all__ = ["DEFAULT_REPORT_DIR", "MODES", "add_parser", "run"]
 
 DEFAULT_REPORT_DIR = "reports/generated/vulkan"
 MODES = ("vulkan-preprocess", "fuse-patterns")
+DEFAULT_BUDGET = 600.0  # vulkan.cli_search.DEFAULT_BUDGET, kept here so --help imports nothing heavy
 
 
 def add_parser(sub) -> None:
@@ -45,7 +57,19 @@ def add_parser(sub) -> None:
                    "instead of ExecuTorch's (package.module:Name or path/to/file.py:Name)")
     p.add_argument("--mode", choices=MODES + ("both",), help="which built-in fusion (default both); with --pass, "
                    "which recipes apply (default: the pass's passgate_vulkan_mode, else vulkan-preprocess)")
-    p.add_argument("--count", type=positive_int, default=3, help="cases (hypothesis-drawn shapes) per recipe (default 3)")
+    p.add_argument("--budget", type=positive_float, metavar="SECONDS",
+                   help="search: seconds of new draws, shared out over the fused ops and fusions (default "
+                        f"{DEFAULT_BUDGET:g} unless --examples is given); shrinking each failure gets --shrink-time more")
+    p.add_argument("--examples", type=positive_int, metavar="N", help="search: at most N draws per fused op "
+                   "(default 24); without --budget the search is fully deterministic for a seed")
+    p.add_argument("--shrink-time", type=positive_float, default=90.0, metavar="SECONDS",
+                   help="search: seconds to shrink one failure and probe around it (default 90)")
+    p.add_argument("--replay", metavar="FILE", help="search mode without drawing: judge the cases of FILE (e.g. "
+                   "fixtures/vulkan_cases/executorch-1.5.1.json, the shrunk failures a search found) and report them")
+    p.add_argument("--save-shrunk", metavar="FILE", help="search: also write the shrunk failing cases to FILE "
+                   "(the format --replay reads; how fixtures/vulkan_cases/ was made)")
+    p.add_argument("--count", type=positive_int, default=None, help="the fixed recipe list instead of the search: "
+                   "cases (hypothesis-drawn shapes) per recipe (the behaviour before the search; 3 was the default)")
     p.add_argument("--seed", type=int, default=0, help="seed for shapes, weights and input draws (default 0)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds one fusion run may take (default 120)")
     p.add_argument("--report", default=DEFAULT_REPORT_DIR, metavar="DIR",
@@ -76,18 +100,21 @@ def run(args) -> int:
     from harness.report.results_json import ensure_writable
 
     if args.list:
-        from vulkan import catalog
+        from vulkan import catalog, space
 
         for r in catalog.select(args.ops):
             print(f"{r.name:55s} {'declines' if r.negative else ', '.join(r.expected)}")
+        for sp in space.select(args.ops):
+            print(f"search: {sp.name:47s} {sp.notes or 'every configuration its pattern matches'}")
         return 0
     report_dir = ensure_writable(args.report)
-    from vulkan import catalog, executors, suite, table
+    from vulkan import catalog, executors, space, suite, table
     from vulkan.executors import load_executor
 
-    recipes_ = catalog.select(args.ops)
+    recipes_ = catalog.select(args.ops) if args.count is not None else space.select(args.ops)
     if not recipes_:
-        raise UsageError(f"no recipe matches --ops {' '.join(args.ops)} (see passgate vulkan --list)")
+        what = "" if args.count is not None else " (nor any fused op's search space)"
+        raise UsageError(f"no recipe matches --ops {' '.join(args.ops)}{what} (see passgate vulkan --list)")
     fusions = _fusions(args)
     device = load_executor(args.executor) if args.executor else None
     if device is not None and not getattr(device, "is_device", True):
@@ -95,6 +122,10 @@ def run(args) -> int:
     from harness.graphs import cache
 
     cache.configure(args.cache_dir, disabled=args.no_cache)
+    if args.count is None:
+        from vulkan.cli_search import run_search
+
+        return run_search(args, report_dir, fusions, device)
     started = time.time()
     out_results, out_records = [], []
 
@@ -132,7 +163,7 @@ def _write(report_dir, args, fusions, device, results, records, rows, started, s
     from vulkan import table
 
     configuration = {
-        "command": "vulkan", "ops": args.ops, "fusions": [f.name for f in fusions], "count": args.count,
+        "command": "vulkan", "mode": "recipes", "ops": args.ops, "fusions": [f.name for f in fusions], "count": args.count,
         "seed": args.seed, "executor": getattr(device, "name", "reference"), "strict": args.strict,
         "timeout": args.timeout,
     }

@@ -22,6 +22,8 @@ report).
 
 from __future__ import annotations
 
+import contextlib
+import copy
 from typing import Callable, Optional
 
 import torch
@@ -48,6 +50,52 @@ def calibration_set(inputs: tuple) -> list[tuple]:
         out.append(tuple(torch.randn(x.shape, generator=gen) * float(x.std()) if isinstance(x, torch.Tensor)
                          and x.dtype.is_floating_point and x.numel() > 1 else x for x in inputs))
     return out
+
+
+def _pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple:
+    """What a quantizer pattern graph depends on: the pattern's code and closure, the inputs' shapes and dtypes."""
+    pattern = getattr(pattern, "fn", pattern)  # torchao's WrapperModule(fn), made afresh per call
+    if not hasattr(pattern, "__code__"):
+        raise TypeError("not a plain function")
+    cells = tuple(c.cell_contents.__code__ if callable(c.cell_contents) and hasattr(c.cell_contents, "__code__")
+                  else repr(c.cell_contents) for c in (pattern.__closure__ or ()))
+    ins = tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else repr(x) for x in example_inputs)
+    return (pattern.__code__, cells, ins, bool(is_cuda), repr(sorted(kwargs.items())))
+
+
+@contextlib.contextmanager
+def quantizer_patterns_memoized():
+    """Within the block, the XNNPACK quantizer exports each of its pattern graphs once, not per ``prepare_pt2e``.
+
+    ``XNNPACKQuantizer.annotate`` builds its conv / linear / add patterns with
+    ``_get_aten_graph_module_for_pattern``, a strict ``torch.export`` per
+    pattern on every call (6 s of an 8 s static-quantization flow on this
+    machine). The graph is a pure function of the pattern's code and closure
+    and of the example inputs' shapes and dtypes, which key the memo; each
+    caller gets a private copy. The quantizer's annotation logic, and so the
+    Q/DQ programs, are unchanged (``tests/test_vulkan_search.py`` compares
+    them).
+    """
+    from executorch.backends.xnnpack.quantizer import xnnpack_quantizer_utils as utils
+
+    original = utils._get_aten_graph_module_for_pattern
+    memo: dict = {}
+
+    def memoized(pattern, example_inputs, is_cuda=False, **kwargs):
+        try:
+            key = _pattern_key(pattern, example_inputs, is_cuda, kwargs)
+        except Exception:  # noqa: BLE001 - an unkeyable pattern is simply exported
+            return original(pattern, example_inputs, is_cuda, **kwargs)
+        if key not in memo:
+            memo[key] = original(pattern, example_inputs, is_cuda, **kwargs)
+        return copy.deepcopy(memo[key])
+
+    memoized.__wrapped__ = original
+    utils._get_aten_graph_module_for_pattern = memoized
+    try:
+        yield
+    finally:
+        utils._get_aten_graph_module_for_pattern = original
 
 
 def _pt2e(model: torch.nn.Module, inputs: tuple, quantizer):
@@ -131,6 +179,22 @@ def xnnpack_static_per_channel(model, inputs, shape=None):
 
     q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True, is_dynamic=False))
     return _pt2e(model, inputs, q)
+
+
+def xnnpack_static(per_channel: bool = True) -> Flow:
+    """XNNPACKQuantizer static activations, per-channel or per-tensor symmetric weights."""
+
+    def flow(model, inputs, shape=None):
+        from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+            XNNPACKQuantizer,
+            get_symmetric_quantization_config,
+        )
+
+        config = get_symmetric_quantization_config(is_per_channel=per_channel, is_dynamic=False)
+        return _pt2e(model, inputs, XNNPACKQuantizer().set_global(config))
+
+    flow.__name__ = f"xnnpack_static_{'per_channel' if per_channel else 'per_tensor'}"
+    return flow
 
 
 def _torchao(config_fn: Callable[[dict], object], only: type = None) -> Flow:

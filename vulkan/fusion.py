@@ -24,7 +24,9 @@ Every other preprocess pass takes < 50 ms on these graphs.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import inspect
 import time
 import traceback
@@ -274,6 +276,35 @@ def fuse(fusion: Fusion, vcase, qdq_case, timeout: Optional[float] = 120.0, use_
     if use_cache and fusion.cacheable and run.outcome != "timeout":
         run.program = lowering.store_fused(vcase.spec, fusion.mode, run.info(), keep, run.program)
     return run
+
+
+@contextlib.contextmanager
+def pattern_graphs_memoized():
+    """Within the block, each pattern's ``get_graphs_fn`` runs once instead of on every FusePatternsPass call.
+
+    ``replace_all_fusable_subgraphs`` calls every registered pattern's
+    ``get_graphs_fn`` on each call, and the two RoPE patterns ``torch.export``
+    their pattern graphs each time (~1.3 s each, see the module docstring):
+    a search judging hundreds of cases would spend most of its time there.
+    The graphs are a pure function of the installed executorch and are only
+    read (``SubgraphMatcher``), so one export per process gives the very same
+    matches; the detectors and replacements, the pass under test, are
+    untouched. The registry's functions are restored on exit.
+    """
+    from executorch.backends.vulkan.patterns.pattern_registry import fusable_patterns
+
+    saved = {}
+    for name, entry in fusable_patterns.items():
+        fn = entry.get_graphs_fn
+        if fn is None:
+            continue
+        saved[name] = fn
+        entry.get_graphs_fn = functools.lru_cache(maxsize=1)(fn)
+    try:
+        yield
+    finally:
+        for name, fn in saved.items():
+            fusable_patterns[name].get_graphs_fn = fn
 
 
 def builtin(mode: str = PREPROCESS) -> Fusion:

@@ -120,14 +120,19 @@ class QdqAdd(nn.Module):
     output) is what tells whether a fusion honours the relu or drops it.
     """
 
-    def __init__(self, s_a: float, zp_a: int, s_b: float, zp_b: int, s_out: float, zp_out: int, relu: bool = False):
+    def __init__(self, s_a: float, zp_a: int, s_b: float, zp_b: int, s_out: float, zp_out: int, relu: bool = False,
+                 alpha: Optional[float] = None):
         super().__init__()
         self.a = QParams(s_a, zp_a, s_out, zp_out)
         self.b = QParams(s_b, zp_b, s_out, zp_out)
         self.relu = relu
+        self.alpha = alpha  # passed as torch.add's ``alpha`` keyword (the graph keeps it as a kwarg)
 
     def forward(self, qa, qb):
-        z = self.a.dq_in(qa) + self.b.dq_in(qb)
+        if self.alpha is None:
+            z = self.a.dq_in(qa) + self.b.dq_in(qb)
+        else:
+            z = torch.add(self.a.dq_in(qa), self.b.dq_in(qb), alpha=self.alpha)
         if self.relu:
             z = torch.relu(z)
         return self.a.q_out(z)
@@ -147,24 +152,36 @@ class QdqLinear(nn.Module):
 
     ``quant_out=False`` gives the float-output pattern (``linear_q8ta_q8csw``)
     that the PT2E quantizers never emit on their own (they quantize outputs).
-    Weights are quantized per output channel, symmetric, in [-127, 127].
+    Weights are quantized per output channel, symmetric, in [-127, 127]; with
+    ``asym`` affine in [-128, 127] with per-channel zero points (what no PT2E
+    quantizer emits, but the patterns match).
     """
 
     def __init__(self, K: int, N: int, bias: bool, quant_out: bool, s_in: float, zp_in: int,
-                 s_out: float = 0.05, zp_out: int = 0, seed: int = 0, relu: bool = False):
+                 s_out: float = 0.05, zp_out: int = 0, seed: int = 0, relu: bool = False, asym: bool = False):
         super().__init__()
         gen = torch.Generator().manual_seed(seed)
         w = torch.randn(N, K, generator=gen) / K**0.5
-        scales = w.abs().amax(dim=1).clamp_min(1e-6) / 127.0
-        self.register_buffer("w_q", torch.clamp(torch.round(w / scales[:, None]), -127, 127).to(torch.int8))
+        if asym:
+            w = w + 0.5 * w.abs().amax(dim=1, keepdim=True)  # skewed rows: the zero points are far from 0
+            lo, hi = w.amin(dim=1).clamp_max(0), w.amax(dim=1).clamp_min(0)
+            scales = ((hi - lo) / 255.0).clamp_min(1e-6)
+            zps = torch.clamp(-128 - torch.round(lo / scales), -128, 127).to(torch.int64)
+            q = torch.clamp(torch.round(w / scales[:, None]) + zps[:, None], -128, 127)
+        else:
+            scales = w.abs().amax(dim=1).clamp_min(1e-6) / 127.0
+            zps = torch.zeros(N, dtype=torch.int64)
+            q = torch.clamp(torch.round(w / scales[:, None]), -127, 127)
+        self.qmin = -128 if asym else -127
+        self.register_buffer("w_q", q.to(torch.int8))
         self.register_buffer("w_scales", scales)
-        self.register_buffer("w_zps", torch.zeros(N, dtype=torch.int64))
+        self.register_buffer("w_zps", zps)
         self.bias = nn.Parameter(torch.randn(N, generator=gen) * 0.1) if bias else None
         self.qp = QParams(s_in, zp_in, s_out, zp_out)
         self.quant_out, self.relu = quant_out, relu
 
     def weight(self):
-        return qd.dequantize_per_channel(self.w_q, self.w_scales, self.w_zps, 0, -127, 127, torch.int8)
+        return qd.dequantize_per_channel(self.w_q, self.w_scales, self.w_zps, 0, self.qmin, 127, torch.int8)
 
     def forward(self, x):
         xq = qd.quantize_per_tensor(x, self.qp.s_in, self.qp.zp_in, -128, 127, torch.int8)
@@ -196,10 +213,10 @@ class FloatOfQdq(nn.Module):
         if isinstance(m, QdqPixelShuffle):
             return torch.nn.functional.pixel_shuffle(m.dq_in_float(xs[0]), m.r)
         if isinstance(m, QdqAdd):
-            z = m.a.dq_in_float(xs[0]) + m.b.dq_in_float(xs[1])
+            z = m.a.dq_in_float(xs[0]) + (1.0 if m.alpha is None else m.alpha) * m.b.dq_in_float(xs[1])
             return torch.relu(z) if m.relu else z
         if isinstance(m, QdqLinear):
-            w = m.w_q.to(torch.float32) * m.w_scales[:, None]
+            w = (m.w_q.to(torch.float32) - m.w_zps[:, None]) * m.w_scales[:, None]
             y = torch.nn.functional.linear(xs[0], w, m.bias)
             return torch.relu(y) if m.relu else y
         raise TypeError(f"no float twin for {type(m).__name__}")

@@ -199,6 +199,8 @@ def _fmt(x: Optional[float], spec: str = ".1f") -> str:
 
 def report_section(doc: dict) -> str:
     """The Vulkan Q/DQ fusion section of report.html: per-op table and plots; "" without Vulkan results."""
+    from vulkan.plots_search import section as search_section
+
     stats = vulkan_stats(doc.get("results", ()))
     if not stats:
         return ""
@@ -211,7 +213,7 @@ def report_section(doc: dict) -> str:
              f"<th>median SQNR fused (dB)</th><th>median SQNR Q/DQ (dB)</th><th>verdict</th></tr>{rows}</table>")
     imgs = "".join(f'<div><img class="plot" alt="{_e(t)}" src="data:image/png;base64,{b64}"></div>'
                    for t, b64 in plots(stats))
-    return f'<h2 id="vulkan">Vulkan Q/DQ fusion</h2>{table}{imgs}'
+    return f'<h2 id="vulkan">Vulkan Q/DQ fusion</h2>{table}{imgs}{search_section(doc)}'
 
 
 report_section.nav_label = "Vulkan"  # the report's navigation bar links the section under this name

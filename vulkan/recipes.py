@@ -47,6 +47,9 @@ class Recipe:
     float_model: Optional[Callable[[torch.nn.Module], torch.nn.Module]] = None  # None: the built module itself
     inputs: str = "float"  # float | int8 | index: how extra input draws are made
     notes: str = ""
+    # Fused ops of *other* patterns the program may legitimately contain when this one is declined (a relu
+    # after a declined linear has its own dq -> relu -> q and becomes et_vk.q8ta_relu).
+    other_fusions: tuple = ()
 
     @property
     def negative(self) -> bool:

@@ -1,0 +1,202 @@
+"""``passgate vulkan`` in search mode (the default; ``--count N`` keeps the fixed recipe list).
+
+Draws cases over each fused op's configuration space within ``--budget``
+seconds (or ``--examples`` draws per op), shrinks every failure to its
+smallest case, and writes beside ``results.json``: ``vulkan_table.md`` /
+``vulkan_table.json`` (the per-op table with each failure's boundary),
+``vulkan_errors.csv`` (error statistics per op x configuration x
+comparison), one ``repro_vulkan_*.py`` per shrunk failure and
+``report.html`` (whose Vulkan section plots the statistics).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from harness.core.results import CheckResult, Status, result
+
+__all__ = ["DEFAULT_BUDGET", "run_search"]
+
+DEFAULT_BUDGET = 600.0
+
+
+def _progress(args):
+    from vulkan.space import describe
+
+    def progress(kind, item):
+        if args.quiet:
+            return
+        if kind == "defect":
+            print(f"passgate: {item.op}: {item.check} fails; shrunk to {describe(item.case)}: {item.boundary}",
+                  file=sys.stderr, flush=True)
+        elif kind == "draw":
+            bad = ",".join(item.failed)
+            print(f"passgate: {describe(item.desc)}: {'FAIL ' + bad if bad else 'ok'} ({item.seconds:.1f}s)",
+                  file=sys.stderr, flush=True)
+
+    return progress
+
+
+def _outcome_results(fusion_name: str, outcome) -> list[CheckResult]:
+    from vulkan.space import desc_case
+
+    name = desc_case(outcome.desc).name
+    out = []
+    for check, status in outcome.statuses.items():
+        details = {"op": outcome.desc.op, "config": outcome.desc.config_id(), **outcome.details.get(check, {})}
+        out.append(result(fusion_name, name, check, Status(status), outcome.messages.get(check, ""), details))
+    return out
+
+
+def _shrunk_results(fuse, defect, device) -> list[CheckResult]:
+    """The shrunk case judged again by the full checks, with the diagnosis a search draw goes without."""
+    from vulkan import suite
+    from vulkan.evaluate import SEARCH_CHECKS
+    from vulkan.space import desc_case
+
+    res, _ = suite.check_case(desc_case(defect.case), fuse, device, wanted=SEARCH_CHECKS + ("device_vs_reference",))
+    for r in res:
+        r.details.update(op=defect.op, config=defect.case.config_id(), shrunk=True, boundary=defect.boundary)
+        if r.check == defect.check:
+            defect.outcome.messages[defect.check] = r.message
+    return res
+
+
+def _results(fuse, searches: list, device=None) -> list[CheckResult]:
+    seen, out = set(), []
+    for r in searches:
+        for d in r.defects:
+            seen.add(d.case)
+            out += _shrunk_results(fuse, d, device)
+        for o in r.draws:
+            if o.desc not in seen:
+                seen.add(o.desc)
+                out += _outcome_results(fuse.name, o)
+    return out
+
+
+def run_search(args, report_dir, fusions: list, device=None) -> int:
+    from vulkan import flows, fusion, search, search_report, space
+
+    spaces = space.select(args.ops)
+    started = time.time()
+    budget = args.budget if args.budget is not None else (None if args.examples else DEFAULT_BUDGET)
+    examples = args.examples or search.DEFAULT_EXAMPLES
+    all_results, per_fusion = [], {}
+    with fusion.pattern_graphs_memoized(), flows.quantizer_patterns_memoized():
+        for f in fusions:
+            share = None if budget is None else budget / len(fusions)
+            if getattr(args, "replay", None):
+                searches = replay(args.replay, spaces, f, device, not args.no_cache, args.timeout)
+            else:
+                searches = search.search(spaces, f, args.seed, share, examples, args.shrink_time,
+                                         use_cache=not args.no_cache, progress=_progress(args), timeout=args.timeout,
+                                         device=device)
+            spec = args.fusion_pass or f.mode
+            search_report.write_repros(report_dir, searches, spec, f.mode if args.fusion_pass else None, f.name)
+            all_results += _results(f, searches, device)
+            per_fusion[f.name] = searches
+    status = 1 if any(r.is_violation(args.strict) for r in all_results) else 0
+    if getattr(args, "save_shrunk", None):
+        save_shrunk(args.save_shrunk, per_fusion, args)
+    meta = {"budget_s": budget, "examples": examples, "executor": getattr(device, "name", "reference")}
+    _write(report_dir, args, fusions, per_fusion, all_results, started, status, meta)
+    if not args.quiet:
+        for name, searches in per_fusion.items():
+            print(f"\n## {name}\n")
+            print(search_report.markdown(search_report.rows(searches)))
+    return status
+
+
+def save_shrunk(path, per_fusion: dict, args) -> None:
+    """Write every shrunk failure (fusion, op, check, boundary, case) in the format :func:`load_cases` reads."""
+    import json
+    from pathlib import Path
+
+    from harness.core.io import atomic_write_bytes
+    from harness.report.results_json import environment
+
+    env = environment()
+    cases = [{"fusion": name, "op": d.op, "check": d.check, "boundary": d.boundary, "case": d.case.to_json()}
+             for name, searches in per_fusion.items() for r in searches for d in r.defects]
+    doc = {"schema": "passgate-vulkan-cases", "executorch": env.get("executorch"), "torch": env.get("torch"),
+           "made_by": f"passgate vulkan --seed {args.seed}" + (f" --ops {' '.join(args.ops)}" if args.ops else ""),
+           "cases": cases}
+    atomic_write_bytes(Path(path), (json.dumps(doc, indent=1) + "\n").encode())
+
+
+def load_cases(path) -> list:
+    """The descriptions of a committed case file (``{"cases": [{"case": {...}, ...}, ...]}``)."""
+    import json
+    from pathlib import Path
+
+    from harness.core.errors import UsageError
+    from vulkan.space import from_json
+
+    try:
+        entries = json.loads(Path(path).read_text())["cases"]
+        return [from_json(e["case"]) for e in entries]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--replay {path}: not a passgate Vulkan case file ({type(exc).__name__}: {exc})") from None
+
+
+def replay(path, spaces: list, fuse, device, use_cache: bool, timeout: float) -> list:
+    """Judge the committed cases of ``path`` whose op is in ``spaces`` (no drawing, no shrinking)."""
+    from vulkan.evaluate import evaluate
+    from vulkan.search import OpSearch
+
+    wanted = {sp.name for sp in spaces}
+    by_op: dict = {}
+    for d in load_cases(path):
+        if d.op in wanted:
+            by_op.setdefault(d.op, {})[d] = None
+    out = []
+    for op, descs in by_op.items():
+        started = time.perf_counter()
+        r = OpSearch(op, stopped="replay")
+        r.draws = [evaluate(d, fuse, use_cache=use_cache, timeout=timeout, device=device) for d in descs]
+        r.outcomes, r.seconds = list(r.draws), time.perf_counter() - started
+        out.append(r)
+    return out
+
+
+def _write(report_dir, args, fusions, per_fusion, results, started, status, meta: dict) -> None:
+    import json
+
+    from harness.core.io import atomic_write_bytes
+    from harness.report import report_html
+    from harness.report import results_json as report_json
+    from vulkan import search_report
+
+    configuration = {"command": "vulkan", "mode": "search", "ops": args.ops, "fusions": [f.name for f in fusions],
+                     **meta, "shrink_time_s": args.shrink_time, "seed": args.seed, "strict": args.strict,
+                     "timeout": args.timeout}
+    tables = {name: search_report.rows(s) for name, s in per_fusion.items()}
+    csv_rows = []
+    for name, searches in per_fusion.items():
+        csv_rows += [{**row, "Fusion": name} for row in search_report.csv_rows(searches)]
+    search_report.write_csv(report_dir / search_report.CSV_FILE, _csv_table(csv_rows, len(per_fusion)))
+    cases = sorted({r.graph for r in results})
+    extra = {"vulkan": {"search": {"tables": tables, "errors": csv_rows}}}
+    doc = report_json.document(results, configuration, [{"name": c, "source": "quantized"} for c in cases],
+                               started_at=started, complete=True, exit_status=status, strict=args.strict, extra=extra)
+    report_json.write(report_dir, doc)
+    md = "".join(f"## {name}\n\n" + search_report.markdown(t) + "\n" for name, t in tables.items())
+    atomic_write_bytes(report_dir / "vulkan_table.md", md.encode())
+    atomic_write_bytes(report_dir / "vulkan_table.json", (json.dumps(tables, indent=1, default=str) + "\n").encode())
+    try:
+        report_html.write(report_dir, doc)
+    except Exception as exc:  # noqa: BLE001 - the verdicts outrank one report format
+        print(f"passgate: warning: report.html was not written: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
+def _csv_table(rows: list, fusions: int) -> list:
+    """The CSV's rows; with several fusions the fusion leads the Test ID (the columns stay the same)."""
+    out = []
+    for r in rows:
+        row = {k: v for k, v in r.items() if k != "Fusion"}
+        if fusions > 1:
+            row["Test ID"] = f"{r['Fusion']}:{r['Test ID']}"
+        out.append(row)
+    return out
