@@ -87,7 +87,7 @@ def test_content_plugs_in_through_entry_points():
     assert group("passgate.units") == {"vulkan": "vulkan.unit:units"}
     assert group("passgate.triage") == {"passgate": "passes.triage:triage"}
     assert COMMANDS["vulkan"] == "vulkan.cli" and list(COMMANDS)[-1] == "vulkan"  # after the engine's own
-    assert sources.static_sources() == ("builtin", "zoo", "quantized")  # not the entry points' name order
+    assert sources.static_sources() == ("builtin", "zoo", "quantized", "corpus")  # not the entry points' name order
     assert set(registered_pipelines()) == {"vulkan", "xnnpack", "to_executorch"}
 
 

@@ -40,6 +40,8 @@ COMMANDS: dict[str, str] = {
     "bisect": "harness.cli.bisect",
     "graphs": "harness.cli.graphs",
     "serve": "harness.cli.serve",
+    "fuzz": "harness.cli.fuzz",
+    "corpus": "harness.cli.corpus",
 }
 
 

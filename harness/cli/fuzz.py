@@ -1,0 +1,128 @@
+"""``passgate fuzz``: draw random graphs that make a pass (or every catalog entry) do its work, and check them.
+
+The engine is :mod:`harness.fuzz` (its package docstring says what of
+hypothesis and HypoFuzz it uses, and why); this module is the command line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from harness.core.errors import UsageError
+
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_TIMEOUT", "add_parser", "run"]
+
+DEFAULT_BUDGET = 45.0
+DEFAULT_TIMEOUT = 20.0
+
+
+def add_parser(sub) -> None:
+    from harness.cli.check import DEFAULT_REPORT_DIR, positive_float, positive_int
+
+    p = sub.add_parser(
+        "fuzz",
+        help="coverage-guided random graphs for a pass (or catalog entries); every kept graph checked",
+        description=(
+            "Draw random graphs (the same generator as --graphs random), run the pass on each under coverage.py "
+            "and keep the graphs that reach a branch of the pass's own source no earlier draw reached, or make "
+            "it change the program in a new way; about half of the later draws mutate kept graphs. Every check "
+            "runs on every kept graph, failures are shrunk to repro_*.py scripts as `passgate check` does, and "
+            "a closing table gives per pass the branch coverage before (the baseline graphs) and after. Same "
+            "seed, same draws and the same kept graphs (the budget only decides when to stop). Exit 1 on a "
+            "violation."
+        ),
+    )
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--pass", dest="pass_spec", metavar="SPEC",
+                      help="package.module:Name or path/to/file.py:Name (class, instance or function)")
+    what.add_argument("--catalog", nargs="+", metavar="NAME",
+                      help="fuzz every runnable entry of these catalogs (`all`: every catalog) that runs on "
+                           "random graphs")
+    p.add_argument("--only", nargs="+", metavar="PATTERN", help="with --catalog: only entries matching a glob")
+    p.add_argument("--budget", type=positive_float, default=DEFAULT_BUDGET, metavar="SECONDS",
+                   help=f"seconds to fuzz, checks of kept graphs included (default {DEFAULT_BUDGET:g}); "
+                        "shrinking comes after")
+    p.add_argument("--draws", dest="max_draws", type=positive_int, metavar="N",
+                   help="stop after N draws even if budget is left (an exact, machine-independent run)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draws and of numeric input draws (default 0)")
+    p.add_argument("--corpus", metavar="DIR", help="write the kept graphs here as plain torch programs "
+                   "(default: REPORT/corpus)")
+    p.add_argument("-j", "--workers", type=positive_int, default=1, metavar="N",
+                   help="draws measured (and pairs checked) N at a time; the draws kept do not depend on N")
+    p.add_argument("--report", default=DEFAULT_REPORT_DIR, metavar="DIR",
+                   help=f"folder for results.json and the reproducers (default {DEFAULT_REPORT_DIR})")
+    p.add_argument("--stage", choices=("export", "edge"), help="with --pass: the stage it runs at")
+    p.add_argument("--semantics", choices=("preserving", "changing"), help="with --pass: 'changing' skips numerics")
+    p.add_argument("--baseline-graphs", nargs="*", default=["builtin"], metavar="NAME",
+                   help="graphs whose coverage is the 'before' column (default builtin; none: no names)")
+    p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT,
+                   help=f"seconds one pass call may take (default {DEFAULT_TIMEOUT:g})")
+    p.add_argument("--strict", action="store_true", help="should-level checks count as violations too")
+    p.add_argument("--no-mutate", action="store_true", help="fresh draws only (pure selection, no steering)")
+    p.add_argument("--no-shrink", action="store_true", help="do not shrink failures or write reproducers")
+    p.add_argument("--shrink-time", type=positive_float, default=30.0, metavar="SECONDS",
+                   help="time one shrink may take (default 30; all shrinks: twice that)")
+    p.add_argument("--no-isolation", action="store_true", help="measure and check in this process (a debugger)")
+    p.add_argument("--cache-dir", metavar="DIR", help="lowered-graph cache (default $PASSGATE_CACHE_DIR)")
+    p.add_argument("--no-cache", action="store_true", help="write no cache")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines or tables")
+    p.set_defaults(run=run)
+
+
+def targets_of(args) -> list:
+    """The targets ``--pass`` / ``--catalog [--only]`` select that random graphs reach (UsageError if none)."""
+    from harness.fuzz.targets import for_catalogs, for_pass, on_random_graphs
+
+    if args.only and not args.catalog:
+        raise UsageError("--only needs --catalog")
+    if args.catalog and (args.stage or args.semantics):
+        raise UsageError("--stage and --semantics go with --pass (catalog entries carry their own)")
+    if args.pass_spec:
+        return [for_pass(args.pass_spec, args.stage, args.semantics)]
+    names = None if "all" in args.catalog else args.catalog
+    targets, _unavailable = for_catalogs(names, args.only)
+    runs, never = on_random_graphs(targets)
+    if not runs:
+        raise UsageError("no selected catalog entry runs on random graphs (they are for quantized or named graphs)")
+    if never and not args.quiet:
+        print(f"passgate: {len(never)} entr{'y' if len(never) == 1 else 'ies'} left out: they run on quantized or "
+              f"named graphs only, which random graphs are not", file=sys.stderr)
+    return runs
+
+
+def run(args) -> int:
+    from pathlib import Path
+
+    targets = targets_of(args)  # a mistyped SPEC is answered before anything else
+    from harness.cli.check import configure_cache
+    from harness.core.config import RunConfig, configuration, pass_record
+    from harness.fuzz.campaign import Campaign, render_table
+    from harness.fuzz.loop import Fuzzer
+    from harness.report import results_json as report_json
+    from harness.run import forking
+    from harness.run.session import Session
+
+    report_dir = report_json.ensure_writable(args.report)
+    configure_cache(args)
+    isolate = not args.no_isolation and forking.available()
+    config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
+                       isolate=isolate, workers=args.workers)
+    fuzzer = Fuzzer(targets, args.seed, config, args.workers, isolate, mutate=not args.no_mutate)
+    campaign = Campaign(fuzzer, args.budget, config, tuple(args.baseline_graphs), args.max_draws, strict=args.strict,
+                        corpus_dir=Path(args.corpus) if args.corpus else Path(report_dir) / "corpus",
+                        shrink=not args.no_shrink, shrink_seconds=args.shrink_time)
+    record = {"passes": [pass_record(targets[0].loaded, args.stage, args.semantics)]} if args.pass_spec else {
+        "catalogs": sorted({t.catalog for t in targets}), "entries": [t.name for t in targets]}
+    session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet, configuration=configuration(
+        "fuzz", **record, graphs=[], seed=args.seed, timeout=args.timeout, strict=args.strict, budget=args.budget,
+        max_draws=args.max_draws, baseline_graphs=list(args.baseline_graphs), mutate=not args.no_mutate))
+    box: dict = {}
+
+    def extra() -> dict:
+        box["fuzz"] = campaign.section(session.results)
+        return {"fuzz": box["fuzz"]}
+
+    status = session.run(campaign.body, extra=extra)
+    if not args.quiet and "fuzz" in box:
+        print(render_table(box["fuzz"]))
+    return status
