@@ -20,7 +20,7 @@ from typing import Iterable
 import torch.fx
 
 __all__ = ["META_CHECKS", "SYNTHETIC_PREFIX", "seed_metadata", "snapshot", "missing_key", "meta_key_message",
-           "names_preview", "VALUE_OPS", "nodes_without_val"]
+           "names_preview", "VALUE_OPS", "returns_nothing", "nodes_without_val"]
 
 META_CHECKS = {
     "meta_stack_trace": "stack_trace",
@@ -97,5 +97,13 @@ def names_preview(names: list, limit: int = 6) -> str:
 VALUE_OPS = ("placeholder", "call_function")
 
 
+def returns_nothing(node: torch.fx.Node) -> bool:
+    """Is ``node`` a call of an operator whose schema has no returns (``aten._assert_tensor_metadata``,
+    ``aten._assert_scalar``)? torch.export gives such nodes no meta['val']: there is no value to describe."""
+    schema = getattr(node.target, "_schema", None)
+    return node.op == "call_function" and schema is not None and not schema.returns
+
+
 def nodes_without_val(gm: torch.fx.GraphModule) -> list[str]:
-    return [n.name for n in gm.graph.nodes if n.op in VALUE_OPS and "val" not in n.meta]
+    """Value-producing nodes (placeholders, calls of operators that return something) without meta['val']."""
+    return [n.name for n in gm.graph.nodes if n.op in VALUE_OPS and "val" not in n.meta and not returns_nothing(n)]

@@ -79,14 +79,35 @@ def _dim_ok(claimed: Any, actual: int) -> bool:
     return int(hint) == actual
 
 
-def _val_mismatch(val: Any, produced: Any) -> Optional[str]:
+def _upper_bound_ok(claimed: Any, actual: int) -> bool:
+    """Is ``actual`` the upper bound of the symbolic dim ``claimed``? (read from the ShapeEnv's ranges: no guard)"""
+    node = getattr(claimed, "node", None)
+    if node is None:
+        return False
+    from torch.utils._sympy.value_ranges import bound_sympy
+
+    try:
+        upper = bound_sympy(node.expr, node.shape_env.var_to_range).upper
+        return int(upper) == actual
+    except (TypeError, ValueError, AttributeError, OverflowError):  # unbounded (int_oo) or no range
+        return False
+
+
+def _is_alloc(node: torch.fx.Node) -> bool:
+    # ExecuTorch's memory.alloc evaluates every symbolic dim to its upper bound (exir.sym_util.eval_shape): the
+    # planned buffer is upper-bound sized and the out-variant op writing into it resizes it to the real shape
+    return getattr(node.target, "__module__", "") == "executorch.exir.memory" and node.target.__name__ == "alloc"
+
+
+def _val_mismatch(val: Any, produced: Any, upper_bound: bool = False) -> Optional[str]:
     if isinstance(val, torch.Tensor):
         if not (isinstance(produced, tuple) and produced and produced[0] == "tensor"):
             return f"meta['val'] is a tensor, execution gave {produced[0] if produced else produced}"
         _, shape, dtype = produced
         if val.dtype != dtype:
             return f"meta['val'] says {val.dtype}, execution gave {dtype}"
-        if len(val.shape) != len(shape) or not all(_dim_ok(c, a) for c, a in zip(val.shape, shape)):
+        if len(val.shape) != len(shape) or not all(
+                _dim_ok(c, a) or (upper_bound and _upper_bound_ok(c, a)) for c, a in zip(val.shape, shape)):
             return f"meta['val'] says shape {tuple(val.shape)}, execution gave {shape}"
         return None
     if isinstance(val, (list, tuple)):
@@ -95,7 +116,7 @@ def _val_mismatch(val: Any, produced: Any) -> Optional[str]:
         if len(val) != len(produced):
             return f"meta['val'] has {len(val)} items, execution gave {len(produced)}"
         for v, p in zip(val, produced):
-            msg = _val_mismatch(v, p)
+            msg = _val_mismatch(v, p, upper_bound)
             if msg:
                 return msg
     return None
@@ -111,7 +132,7 @@ def val_matches_execution(ep, execution: Execution) -> Verdict:
         produced = execution.produced.get(node.name)
         if produced is None:
             continue
-        msg = _val_mismatch(node.meta["val"], produced)
+        msg = _val_mismatch(node.meta["val"], produced, upper_bound=_is_alloc(node))
         if msg:
             wrong[node.name] = msg
     if wrong:

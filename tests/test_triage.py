@@ -1,0 +1,42 @@
+"""passes/triage.py: the rules that explain violations no catalog entry names."""
+
+
+def test_triage_rules_are_well_formed_and_name_their_kind():
+    from passes.triage import RULES, triage
+
+    assert all(r.kind in ("bug", "by-design", "precondition", "harness") for r in RULES)
+    assert all(r.passes and r.checks for r in RULES)
+    # a configuration, a pipeline step and a plain entry of the same pass share one rule
+    for name in ("vulkan.TagMemoryMetaPass[fp16]", "vulkan/17:TagMemoryMetaPass"):
+        assert triage(name, "runs", "the pass raised: AssertionError: ").kind == "precondition"
+    k = triage("exir.MemoryPlanningPass[naive]", "val_matches_execution", "8 node(s) compute something other than "
+               "meta['val'] claims; alloc: meta['val'] says shape (s77, 7, 4, 2), execution gave (64, 7, 4, 2)")
+    assert k.kind == "harness" and "upper bound" in k.reason
+    stale = triage("qualcomm.DecomposeCDist", "meta_val", "2 node(s) lack meta['val']: _assert_tensor_metadata_default, "
+                   "_assert_tensor_metadata_default_1")
+    assert stale.kind == "harness"
+    assert triage("mine.MyPass", "meta_val", "1 node(s) lack meta['val']: aten_add_tensor").kind == "bug"
+
+
+def test_every_violation_of_the_corpus_run_has_a_rule_and_an_honest_reason():
+    """The violations the generated corpus found (one message per rule, as results.json records them)."""
+    from passes.triage import triage
+
+    cases = [
+        ("qualcomm.DecomposeVar", "numerics", "draw sample: output 5 (torch.float16, shape (6, 1)): The values for "
+         "attribute 'shape' do not match: torch.Size([1, 1]) != torch.Size([6, 1]).", "bug"),
+        ("transforms.EnforceContiguousDimOrder", "numerics", "draw sample: output 4 (torch.int32, shape (14,)): The "
+         "values for attribute 'dtype' do not match: torch.int64 != torch.int32.", "bug"),
+        ("exir.reinplace_pass[elementwise]", "numerics", "draw sample: output 6 (torch.float32, shape (7, 4, 3, 2)): "
+         "Tensor-likes are not close!", "bug"),
+        ("qualcomm.LayoutTransform[insert_permute]", "verifier", "InternalError: Given groups=1, weight of size "
+         "[3, 3, 1], expected input[4, 4, 3] to have 3 channels, but got 4 channels instead", "by-design"),
+        ("xnnpack.ChannelsLastTaggedReshapePass", "runs", "the pass raised: AssertionError: Attempting to convert "
+         "non-NHWC compatible node to NHWC", "precondition"),
+        ("vulkan.SqueezeUnsqueezeInputs", "input_unchanged", "the pass changed the shared graph case it was never "
+         "handed", "harness"),
+    ]
+    for pass_name, check, message, kind in cases:
+        k = triage(pass_name, check, message)
+        assert k is not None and k.kind == kind, (pass_name, check)
+        assert message not in k.reason  # a cause, not the message again
