@@ -1,5 +1,13 @@
 """``passgate graphs``: list graph cases, or print one case's program.
 
+With no source, every source and its cases are listed (names and
+descriptions, nothing lowered: a quick look at what ``--graphs`` can name).
+``--source``/``--graphs NAME...`` takes sources or case names, as ``--graphs``
+does everywhere else, and lists those cases lowered: ops and inputs.
+``--show NAME`` prints one case as a runnable plain torch program (built-in,
+zoo, quantized, corpus, random and fuzz names alike): saved to a file and run
+with python it builds the model, exports it and runs it on its inputs.
+
 For random graphs the listing is also the generator's scorecard: every
 graph is drawn, exported and lowered afresh (never from the cache, so the
 rate is honest), and the command prints the share that export and lower
@@ -16,9 +24,10 @@ import time
 from harness.core.errors import UsageError
 from harness.core.kinds import ExitCode
 
-__all__ = ["SOURCES", "RANDOM_NAME", "add_parser", "run", "show", "list_static", "list_random"]
+__all__ = ["SOURCES", "RANDOM_NAME", "add_parser", "run", "show", "known_sources", "list_overview", "list_static",
+           "list_random", "list_cases"]
 
-SOURCES = ("random", "zoo", "builtin", "quantized", "all")
+SOURCES = ("random", "zoo", "builtin", "quantized", "all")  # passgate's own; known_sources() adds registered ones
 RANDOM_NAME = re.compile(r"^random_s(-?\d+)_(\d+)$")
 
 
@@ -29,13 +38,16 @@ def add_parser(sub) -> None:
         "graphs",
         help="list graph cases (name, source, ops, inputs) or print one case's program",
         description=(
-            "List the graph cases of a source with their op count and inputs, or print one case's "
-            "program with --show. For --source random every graph is drawn, exported and lowered "
-            "afresh, and the share that lower, the distinct ops and graphs per second are printed."
+            "With no source, list every graph source and its cases. With --source/--graphs, list the "
+            "cases of those sources (or the named cases) lowered, with their op count and inputs; for "
+            "random every graph is drawn, exported and lowered afresh, and the share that lower, the "
+            "distinct ops and graphs per second are printed. --show NAME prints one case as a runnable "
+            "plain torch program (builds the model, exports it, runs it on its example inputs)."
         ),
     )
-    p.add_argument("--source", default="builtin", metavar="SOURCE",
-                   help=f"one of {', '.join(SOURCES)} (default builtin)")
+    p.add_argument("--source", "--graphs", dest="source", nargs="+", metavar="NAME",
+                   help="graph sources (builtin, zoo, quantized, corpus, random, all) or case names; "
+                        "default: an overview of every source")
     p.add_argument("--count", type=positive_int, help="how many random graphs (default 25)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random graphs (default 0)")
     p.add_argument("--show", metavar="NAME", help="print the program of case NAME instead of listing")
@@ -45,39 +57,83 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
+def known_sources() -> tuple[str, ...]:
+    """Every name ``--source`` takes as a source: the registered static sources, random, all."""
+    from harness.graphs import sources
+
+    return (*sources.static_sources(), "random", "all")
+
+
 def run(args) -> int:
-    if args.source not in SOURCES:
-        raise UsageError(f"unknown graph source {args.source!r}; expected one of {', '.join(SOURCES)}")
     if args.show:
-        print(show(args.show, args.source, args.seed, args.count))
+        print(show(args.show), end="")
         return ExitCode.OK
     from harness.graphs import cache, sources
 
-    cache.configure(args.cache_dir, disabled=args.no_cache)
     count = args.count or sources.DEFAULT_RANDOM_COUNT
+    if not args.source:
+        return list_overview(count, args.seed)
+    static, known = sources.static_sources(), known_sources()
+    named = [n for n in args.source if n not in known]
+    if named:
+        cases = sources.known_static()
+        unknown = [n for n in named if n not in cases and not RANDOM_NAME.match(n)]
+        if unknown:
+            raise UsageError(f"unknown graph source {unknown[0]!r}: expected one of {', '.join(known)} "
+                             f"or a case name (see `passgate graphs`)")
+    cache.configure(args.cache_dir, disabled=args.no_cache)
     status = ExitCode.OK
-    for source in (("builtin", "zoo", "quantized", "random") if args.source == "all" else (args.source,)):
+    for source in args.source:
         if source == "random":
             status |= list_random(count, args.seed, args.quiet)
-        else:
+        elif source == "all":
+            for each in static:
+                if sources.static_specs(each):
+                    status |= list_static(each, args.quiet)
+            status |= list_random(count, args.seed, args.quiet)
+        elif source in static:
             status |= list_static(source, args.quiet)
+    if named:
+        status |= list_cases(named, args.quiet)
     return status
 
 
-def show(name: str, source: str, seed: int, count) -> str:
-    match = RANDOM_NAME.match(name)
-    if match:
-        from harness.graphs.random.generate import draw_program
-
-        return draw_program(int(match.group(1)), int(match.group(2))).code()
+def show(name: str) -> str:
+    """Case ``name`` as a runnable plain torch program: a static case, a random graph or a fuzz draw."""
     from harness.graphs import sources
 
-    known = sources.known_static()
-    if name not in known:
-        raise UsageError(f"unknown case {name!r}: not a random_s<seed>_<index> name or a case of "
-                         f"{', '.join(sources.static_sources())} (see `passgate graphs --source all`)")
-    spec = known[name]
-    return f"# {spec.name} ({spec.source}): {spec.description}\n{spec.definition}"
+    if not RANDOM_NAME.match(name) and sources.source_of(name) is None:
+        from harness.fuzz.draws import by_name, is_fuzz_name
+
+        if is_fuzz_name(name):  # random_s<seed>_<index>_m<k>...: a mutant of a random draw
+            draw = by_name(name)
+            if draw is None:
+                raise UsageError(f"{name} cannot be drawn: a step of its recipe overran or has no choices to mutate")
+            return sources.runnable(name, draw.code)
+    return sources.program_of(name)
+
+
+def list_overview(count: int, seed: int) -> int:
+    """Every source and its cases, by name and description; nothing is built."""
+    from harness.graphs import sources
+
+    rows = []
+    for source in sources.static_sources():
+        specs = sources.static_specs(source)
+        if not specs:
+            rows.append((f"({source} is empty in this checkout)", source, ""))
+        rows += [(spec.name, source, spec.description) for spec in specs]
+    last = f"random_s{seed}_{count - 1:03d}"
+    rows.append((f"random_s{seed}_000 .. {last}", "random",
+                 f"{count} programs drawn from seed {seed} (--count N, --seed S); any random_s<seed>_<index>"))
+    widths = [max(len(r[i]) for r in [("name", "source"), *rows]) for i in range(2)]
+    print(f"{'name':<{widths[0]}}  {'source':<{widths[1]}}  description")
+    for name, source, description in rows:
+        print(f"{name:<{widths[0]}}  {source:<{widths[1]}}  {description}")
+    counts = ", ".join(f"{s} {len(sources.static_specs(s))}" for s in sources.static_sources())
+    print(f"sources: {counts}, random {count} (seed {seed}); `--source NAME...` lowers them and lists ops and "
+          f"inputs, `--show NAME` prints one as a runnable torch program")
+    return ExitCode.OK
 
 
 def _inputs_text(inputs) -> str:
@@ -100,12 +156,30 @@ def _table(rows: list[tuple]) -> str:
 
 def list_static(source: str, quiet: bool) -> int:
     from harness.graphs import sources
-    from harness.graphs.cases import load_case
-    from harness.graphs.op_coverage import program_ops
 
     specs = sources.static_specs(source)
     if not specs:
         raise UsageError(f"graph source {source!r} is empty in this build")
+    return _list_specs(specs, source, quiet)
+
+
+def list_cases(names: list[str], quiet: bool) -> int:
+    """The named cases (static or random_s<seed>_<index>), lowered, in one table."""
+    from harness.graphs import sources
+    from harness.graphs.random.generate import draw_program, spec_of
+
+    static = sources.known_static()
+    specs = []
+    for name in names:
+        match = RANDOM_NAME.match(name)
+        specs.append(spec_of(draw_program(int(match.group(1)), int(match.group(2)))) if match else static[name])
+    return _list_specs(specs, "named", quiet)
+
+
+def _list_specs(specs, label: str, quiet: bool) -> int:
+    from harness.graphs.cases import load_case
+    from harness.graphs.op_coverage import program_ops
+
     rows, failed = [], 0
     for i, spec in enumerate(specs, 1):
         try:
@@ -118,7 +192,7 @@ def list_static(source: str, quiet: bool) -> int:
         if not quiet:
             print(f"passgate: graph {i}/{len(specs)} {spec.name}", file=sys.stderr, flush=True)
     print(_table(rows))
-    print(f"{source}: {len(specs)} cases, {len(specs) - failed} lower")
+    print(f"{label}: {len(specs)} cases, {len(specs) - failed} lower")
     return ExitCode.VIOLATION if failed else ExitCode.OK
 
 
