@@ -21,14 +21,21 @@ Both write ``DIR/results.json`` (the harness's schema; the per-op table
 under the ``"vulkan"`` key), ``DIR/vulkan_table.md`` and
 ``DIR/vulkan_table.json``. Exit status: 0 all checks hold, 1 a violation,
 2 bad usage (one line on stderr).
+
+Both cut the work into items (a fusion on a case, or a fusion's search of
+one op: :mod:`vulkan.work`), judged ``-j N`` at a time in forked workers
+(:mod:`vulkan.workers`; the same verdicts in the same order whatever N),
+``--shard I/N`` of them on this machine. Fused programs are cached, a
+vendor's ``--pass`` under its source's hash (:mod:`vulkan.lowering`), so a
+rerun fuses only what an edit to the pass changed. Ctrl-C (exit 130) and
+SIGTERM (exit 1) write the report of the items finished, ``"complete":
+false``.
 """
 
 from __future__ import annotations
 
-import sys
-import time
-
 from harness.cli.check import positive_float, positive_int
+from harness.core.shards import argument as shard_argument
 
 __all__ = ["DEFAULT_REPORT_DIR", "MODES", "add_parser", "run"]
 
@@ -76,7 +83,18 @@ def add_parser(sub) -> None:
                    help=f"folder for results.json and the table (default {DEFAULT_REPORT_DIR})")
     p.add_argument("--strict", action="store_true", help="should-level checks (meta_debug_handle) fail the run too")
     p.add_argument("--cache-dir", metavar="DIR", help="case cache (default $PASSGATE_CACHE_DIR or ~/.cache/passgate)")
-    p.add_argument("--no-cache", action="store_true", help="quantize, lower and fuse everything afresh")
+    p.add_argument("--no-cache", action="store_true", help="quantize, lower and fuse everything afresh (by default "
+                   "fused programs are cached too: a --pass under the SHA-256 of its source, so only editing it "
+                   "fuses again)")
+    p.add_argument("-j", "--workers", type=positive_int, default=None, metavar="N",
+                   help="judge N items at once, each in a forked worker process: cases (--count) or fused ops "
+                        "(the search) (default: the cores this process may use); the same verdicts, in the "
+                        "same order, whatever N")
+    p.add_argument("--shard", type=shard_argument, metavar="I/N", help="run only part I of N of the items "
+                   "(fusion x case, or fusion x fused op for the search; a deterministic split, the parts disjoint "
+                   "and covering); join the parts' results.json with `passgate report merge`")
+    p.add_argument("--no-isolation", action="store_true", help="judge the items one by one in this process "
+                   "(for a debugger): no workers, no deadline past --timeout")
     p.add_argument("--list", action="store_true", help="list the recipes and exit")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines or table")
     p.set_defaults(run=run)
@@ -108,7 +126,7 @@ def run(args) -> int:
             print(f"search: {sp.name:47s} {sp.notes or 'every configuration its pattern matches'}")
         return 0
     report_dir = ensure_writable(args.report)
-    from vulkan import catalog, executors, space, suite, table
+    from vulkan import catalog, space
     from vulkan.executors import load_executor
 
     recipes_ = catalog.select(args.ops) if args.count is not None else space.select(args.ops)
@@ -122,58 +140,14 @@ def run(args) -> int:
     from harness.graphs import cache
 
     cache.configure(args.cache_dir, disabled=args.no_cache)
+    if args.workers is None:
+        from vulkan.workers import default_jobs
+
+        args.workers = default_jobs()
     if args.count is None:
         from vulkan.cli_search import run_search
 
         return run_search(args, report_dir, fusions, device)
-    started = time.time()
-    out_results, out_records = [], []
+    from vulkan.cli_cases import run_cases
 
-    def progress(i, total, rec, res):
-        if args.quiet:
-            return
-        bad = sorted({r.check for r in res if r.status.value in ("fail", "error")})
-        verdict = "FAIL " + ",".join(bad) if bad else "ok"
-        print(f"passgate: [{i}/{total}] {rec.fusion} x {rec.case}: {verdict} "
-              f"({rec.timings.get('fusion_s', 0.0):.1f}s fusion)", file=sys.stderr, flush=True)
-
-    for f in fusions:
-        vr = suite.run(recipes_, args.count, args.seed, f, device=device, use_cache=not args.no_cache,
-                       progress=progress)
-        out_results += vr.results
-        out_records += vr.records
-    rows = table.per_op(out_records)
-    status = 1 if any(r.is_violation(args.strict) for r in out_results) else 0
-    _write(report_dir, args, fusions, device, out_results, out_records, rows, started, status)
-    if not args.quiet:
-        for f in fusions:
-            print(f"\n## {f.name}\n")
-            print(table.markdown(table.per_op([r for r in out_records if r.fusion == f.name])))
-        ok, why = executors.ExecutorchVulkanExecutor().available()
-        if not ok and device is None:
-            print(f"device_vs_reference skipped: {why}", file=sys.stderr)
-    return status
-
-
-def _write(report_dir, args, fusions, device, results, records, rows, started, status) -> None:
-    import json
-
-    from harness.core.io import atomic_write_bytes
-    from harness.report import results_json as report_json
-    from vulkan import table
-
-    configuration = {
-        "command": "vulkan", "mode": "recipes", "ops": args.ops, "fusions": [f.name for f in fusions], "count": args.count,
-        "seed": args.seed, "executor": getattr(device, "name", "reference"), "strict": args.strict,
-        "timeout": args.timeout,
-    }
-    cases = [{"name": r.case, "source": "quantized", "recipe": r.recipe, "op": r.op, "fusion": r.fusion,
-              "timings": r.timings} for r in records]
-    extra = {"vulkan": {"table": rows, "records": [r.to_json() for r in records]}}
-    doc = report_json.document(results, configuration, cases, started_at=started, complete=True,
-                               exit_status=status, strict=args.strict, extra=extra)
-    report_json.write(report_dir, doc)
-    md = "".join(f"## {f.name}\n\n" + table.markdown(table.per_op([r for r in records if r.fusion == f.name])) + "\n"
-                 for f in fusions)
-    atomic_write_bytes(report_dir / "vulkan_table.md", md.encode())
-    atomic_write_bytes(report_dir / "vulkan_table.json", (json.dumps(rows, indent=1, default=str) + "\n").encode())
+    return run_cases(args, report_dir, fusions, device, recipes_)

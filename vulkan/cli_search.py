@@ -7,6 +7,12 @@ smallest case, and writes beside ``results.json``: ``vulkan_table.md`` /
 ``vulkan_errors.csv`` (error statistics per op x configuration x
 comparison), one ``repro_vulkan_*.py`` per shrunk failure and
 ``report.html`` (whose Vulkan section plots the statistics).
+
+Each (fusion, op) is one work item (:mod:`vulkan.work`): its search, and
+the full re-judging of its shrunk failures, run in a forked worker
+(:mod:`vulkan.workers`), ``-j`` ops at a time; the reports are assembled in
+item order, so they read as a ``-j 1`` run's. A ``--budget`` is shared out
+as items start (:class:`vulkan.work.Shares`).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import time
 
 from harness.core.results import CheckResult, Status, result
 
-__all__ = ["DEFAULT_BUDGET", "run_search"]
+__all__ = ["DEFAULT_BUDGET", "load_cases", "replay_op", "run_search", "save_shrunk"]
 
 DEFAULT_BUDGET = 600.0
 
@@ -76,33 +82,102 @@ def _results(fuse, searches: list, device=None) -> list[CheckResult]:
     return out
 
 
+def _limit(args, share, examples: int) -> float:
+    """Seconds one op's search may take before its worker is killed: a safety net well past what it should take."""
+    from harness.run.forking import HARNESS_LIMIT_S
+    from vulkan import search
+
+    explore = examples * args.timeout if share is None else share + search.MIN_DRAWS * args.timeout
+    return HARNESS_LIMIT_S + explore + search.MAX_DEFECTS * (args.shrink_time + 15.0 + args.timeout)
+
+
+def _judge_op(item, args, share, examples: int, device, replayed) -> tuple:
+    """In a worker: one fusion's search (or replay) of one op, and its results, the shrunk failures re-judged."""
+    from vulkan import search
+
+    f, sp = item.fusion, item.subject
+    if replayed is not None:
+        r = replay_op(sp.name, [d for d in replayed if d.op == sp.name], f, device, not args.no_cache, args.timeout)
+    else:
+        r = search.search_op(sp, f, args.seed, share, examples, args.shrink_time, use_cache=not args.no_cache,
+                             progress=_progress(args), timeout=args.timeout, device=device)
+    return r, _results(f, [r], device)
+
+
+def _failed_op(item, failure) -> tuple:
+    """An op whose worker died or overran: an error verdict that says how (what it judged died with it)."""
+    from vulkan.search import OpSearch
+
+    r = OpSearch(item.name, stopped="worker", error=failure.message)
+    msg = f"passgate could not finish searching {item.name}: {failure.message}"
+    return r, [result(item.fusion.name, item.name, "fusion_expected", Status.ERROR, msg, dict(failure.details))]
+
+
+def _op_done(args, k: int, total: int, item, r) -> None:
+    if args.quiet:
+        return
+    what = f"{len(r.draws)} draws, {len(r.defects)} shrunk failure(s)" + (f", error: {r.error}" if r.error else "")
+    print(f"passgate: [{k}/{total}] {item.fusion.name} x {item.name}: {what} ({r.seconds:.0f}s)",
+          file=sys.stderr, flush=True)
+
+
 def run_search(args, report_dir, fusions: list, device=None) -> int:
-    from vulkan import flows, fusion, search, search_report, space
+    """Every (fusion, op) item over ``-j`` forked workers; the report in item order (a partial one when interrupted)."""
+    from vulkan import flows, fusion, search, space, work, workers
 
     spaces = space.select(args.ops)
+    replayed = load_cases(args.replay) if getattr(args, "replay", None) else None
+    if replayed is not None:
+        spaces = [sp for sp in spaces if any(d.op == sp.name for d in replayed)]
     started = time.time()
     budget = args.budget if args.budget is not None else (None if args.examples else DEFAULT_BUDGET)
     examples = args.examples or search.DEFAULT_EXAMPLES
+    everything = work.search_items(fusions, spaces)
+    items = work.shard_items(everything, getattr(args, "shard", None))
+    shares = work.Shares(items, None if replayed is not None else budget, len(fusions), everything)
+    got = work.Collected(items)
+
+    def prepare(i: int) -> tuple:
+        share = shares.take(i)
+        return (lambda: _judge_op(items[i], args, share, examples, device, replayed)), _limit(args, share, examples)
+
+    def deliver(i: int, value) -> None:
+        if isinstance(value, workers.Failure):
+            value = _failed_op(items[i], value)
+        got.put(i, value)
+        shares.done(i, value[0].explore_s)
+        _op_done(args, len(got.values), len(items), items[i], value[0])
+
+    meta = {"budget_s": budget, "examples": examples, "executor": getattr(device, "name", "reference")}
+
+    def finish() -> int:
+        return _finish(report_dir, args, fusions, got, started, meta)
+
+    def body() -> int:
+        with fusion.pattern_graphs_memoized(), flows.quantizer_patterns_memoized():
+            fusion.prime_pattern_graphs()
+            workers.run(len(items), prepare, deliver, args.workers, isolate=not args.no_isolation)
+        return finish()
+
+    return work.guarded(body, finish)
+
+
+def _finish(report_dir, args, fusions: list, got, started, meta: dict) -> int:
+    from vulkan import search_report
+
     all_results, per_fusion = [], {}
-    with fusion.pattern_graphs_memoized(), flows.quantizer_patterns_memoized():
-        for f in fusions:
-            share = None if budget is None else budget / len(fusions)
-            if getattr(args, "replay", None):
-                searches = replay(args.replay, spaces, f, device, not args.no_cache, args.timeout)
-            else:
-                searches = search.search(spaces, f, args.seed, share, examples, args.shrink_time,
-                                         use_cache=not args.no_cache, progress=_progress(args), timeout=args.timeout,
-                                         device=device)
-            spec = args.fusion_pass or f.mode
-            search_report.write_repros(report_dir, searches, spec, f.mode if args.fusion_pass else None, f.name)
-            all_results += _results(f, searches, device)
-            per_fusion[f.name] = searches
-    status = 1 if any(r.is_violation(args.strict) for r in all_results) else 0
+    for i, f in enumerate(fusions):
+        done = [(r, res) for it, (r, res) in got.in_order() if it.fusion_index == i]
+        searches = [r for r, _ in done]
+        spec = args.fusion_pass or f.mode
+        search_report.write_repros(report_dir, searches, spec, f.mode if args.fusion_pass else None, f.name)
+        all_results += [x for _, res in done for x in res]
+        per_fusion[f.name] = searches
+    status = 1 if any(r.is_violation(args.strict) for r in all_results) or not got.complete else 0
     if getattr(args, "save_shrunk", None):
         save_shrunk(args.save_shrunk, per_fusion, args)
-    meta = {"budget_s": budget, "examples": examples, "executor": getattr(device, "name", "reference")}
-    _write(report_dir, args, fusions, per_fusion, all_results, started, status, meta)
-    if not args.quiet:
+    _write(report_dir, args, fusions, per_fusion, all_results, started, status, meta, got.complete)
+    if not args.quiet and got.complete:
         for name, searches in per_fusion.items():
             print(f"\n## {name}\n")
             print(search_report.markdown(search_report.rows(searches)))
@@ -141,37 +216,28 @@ def load_cases(path) -> list:
         raise UsageError(f"--replay {path}: not a passgate Vulkan case file ({type(exc).__name__}: {exc})") from None
 
 
-def replay(path, spaces: list, fuse, device, use_cache: bool, timeout: float) -> list:
-    """Judge the committed cases of ``path`` whose op is in ``spaces`` (no drawing, no shrinking)."""
+def replay_op(op: str, descs: list, fuse, device, use_cache: bool, timeout: float):
+    """Judge the committed cases of one op (no drawing, no shrinking), each once, in file order."""
     from vulkan.evaluate import evaluate
     from vulkan.search import OpSearch
 
-    wanted = {sp.name for sp in spaces}
-    by_op: dict = {}
-    for d in load_cases(path):
-        if d.op in wanted:
-            by_op.setdefault(d.op, {})[d] = None
-    out = []
-    for op, descs in by_op.items():
-        started = time.perf_counter()
-        r = OpSearch(op, stopped="replay")
-        r.draws = [evaluate(d, fuse, use_cache=use_cache, timeout=timeout, device=device) for d in descs]
-        r.outcomes, r.seconds = list(r.draws), time.perf_counter() - started
-        out.append(r)
-    return out
+    started = time.perf_counter()
+    r = OpSearch(op, stopped="replay")
+    r.draws = [evaluate(d, fuse, use_cache=use_cache, timeout=timeout, device=device) for d in dict.fromkeys(descs)]
+    r.outcomes, r.seconds = list(r.draws), time.perf_counter() - started
+    return r
 
 
-def _write(report_dir, args, fusions, per_fusion, results, started, status, meta: dict) -> None:
+def _write(report_dir, args, fusions, per_fusion, results, started, status, meta: dict, complete: bool) -> None:
     import json
 
     from harness.core.io import atomic_write_bytes
     from harness.report import report_html
     from harness.report import results_json as report_json
     from vulkan import search_report
+    from vulkan.cli_cases import configuration as base
 
-    configuration = {"command": "vulkan", "mode": "search", "ops": args.ops, "fusions": [f.name for f in fusions],
-                     **meta, "shrink_time_s": args.shrink_time, "seed": args.seed, "strict": args.strict,
-                     "timeout": args.timeout}
+    configuration = {**base(args, fusions, None, "search"), **meta, "shrink_time_s": args.shrink_time}
     tables = {name: search_report.rows(s) for name, s in per_fusion.items()}
     csv_rows = []
     for name, searches in per_fusion.items():
@@ -180,7 +246,8 @@ def _write(report_dir, args, fusions, per_fusion, results, started, status, meta
     cases = sorted({r.graph for r in results})
     extra = {"vulkan": {"search": {"tables": tables, "errors": csv_rows}}}
     doc = report_json.document(results, configuration, [{"name": c, "source": "quantized"} for c in cases],
-                               started_at=started, complete=True, exit_status=status, strict=args.strict, extra=extra)
+                               started_at=started, complete=complete, exit_status=status, strict=args.strict,
+                               extra=extra)
     report_json.write(report_dir, doc)
     md = "".join(f"## {name}\n\n" + search_report.markdown(t) + "\n" for name, t in tables.items())
     atomic_write_bytes(report_dir / "vulkan_table.md", md.encode())

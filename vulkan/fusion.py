@@ -35,6 +35,10 @@ from typing import Any, Optional
 
 from vulkan.recipes import FUSE_PATTERNS, PREPROCESS
 
+__all__ = ["FUSE_PATTERNS", "PREPROCESS", "PREPROCESS_ORDER", "BuiltinFusion", "Fusion", "FusionRun", "UserFusion",
+           "apply_one", "builtin", "fuse", "pattern_graphs_memoized", "preprocess_passes", "prime_pattern_graphs",
+           "source_digest"]
+
 
 @dataclass
 class FusionRun:
@@ -178,23 +182,30 @@ def _fuse_patterns(ep, stages: dict):
 
 
 class Fusion:
-    """What is under test. ``run(ep)`` fuses a private copy; never raises."""
+    """What is under test. ``run(ep)`` fuses a private copy; never raises.
+
+    ``cache_key`` names what fixes the fused program besides the case (and
+    the torch / executorch versions the cache adds): None when nothing does
+    reliably, and then the fusion is never cached.
+    """
 
     name: str = ""
     mode: str = ""
-    cacheable: bool = False
+    cache_key: Optional[str] = None
+
+    @property
+    def cacheable(self) -> bool:
+        return self.cache_key is not None
 
     def run(self, ep, timeout: Optional[float] = None) -> FusionRun:
         raise NotImplementedError
 
 
 class BuiltinFusion(Fusion):
-    cacheable = True
-
     def __init__(self, mode: str):
         if mode not in (PREPROCESS, FUSE_PATTERNS):
             raise ValueError(f"unknown fusion mode {mode!r}")
-        self.mode = self.name = mode
+        self.mode = self.name = self.cache_key = mode
 
     def run(self, ep, timeout: Optional[float] = None) -> FusionRun:
         fn = _preprocess if self.mode == PREPROCESS else _fuse_patterns
@@ -217,6 +228,10 @@ class UserFusion(Fusion):
         self.loaded = loaded
         self.name = loaded.name
         self.mode = mode or getattr(loaded.obj, "passgate_vulkan_mode", PREPROCESS)
+        digest = source_digest(loaded.obj)
+        # The fused program is a function of the pass's source, how it is applied and the case: a rerun after
+        # an edit anywhere else reuses it; any edit to the pass's source is a new key, so a miss.
+        self.cache_key = None if digest is None else f"{self.mode}:{loaded.kind}:{loaded.name}@{digest}"
 
     def run(self, ep, timeout: Optional[float] = None) -> FusionRun:
         return _timed(self.mode, self._apply, ep, timeout)
@@ -241,6 +256,40 @@ class UserFusion(Fusion):
         return out
 
 
+def source_digest(obj) -> Optional[str]:
+    """SHA-256 of the source a vendor pass is made of, or None when it has no source file.
+
+    The files hashed are the module defining ``obj`` and the modules it
+    draws on directly (its globals' modules, a class's bases') unless they
+    are installed packages or the standard library (under ``sys.prefix``:
+    the torch / executorch versions are in every cache key already). Bytes,
+    not modification times: touching a file changes nothing, editing it does.
+    """
+    import hashlib
+    import os
+    import sys
+
+    home = inspect.getmodule(obj)
+    if getattr(home, "__file__", None) is None:
+        return None
+    installed = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
+    related = [home, *vars(home).values(), *(inspect.getmro(obj) if inspect.isclass(obj) else ())]
+    files = {os.path.realpath(home.__file__)}
+    for thing in related:
+        mod = thing if inspect.ismodule(thing) else inspect.getmodule(thing)
+        path = getattr(mod, "__file__", None)
+        if path and path.endswith(".py") and not os.path.realpath(path).startswith(installed):
+            files.add(os.path.realpath(path))
+    h = hashlib.sha256()
+    for path in sorted(files):
+        try:
+            data = open(path, "rb").read()
+        except OSError:
+            return None
+        h.update(os.path.basename(path).encode() + b"\0" + hashlib.sha256(data).digest())
+    return h.hexdigest()[:24]
+
+
 def _takes_program(fn) -> bool:
     try:
         params = list(inspect.signature(fn).parameters.values())
@@ -253,7 +302,7 @@ def _takes_program(fn) -> bool:
 
 
 def fuse(fusion: Fusion, vcase, qdq_case, timeout: Optional[float] = 120.0, use_cache: bool = True) -> FusionRun:
-    """Run ``fusion`` on a private copy of the case's Q/DQ edge program, cached for built-ins.
+    """Run ``fusion`` on a private copy of the case's Q/DQ edge program, cached when it has a cache key.
 
     The copy is seeded with synthetic metadata first (``harness.check.metadata``,
     as the core runner does), so the meta checks hold fused nodes to the
@@ -266,7 +315,7 @@ def fuse(fusion: Fusion, vcase, qdq_case, timeout: Optional[float] = 120.0, use_
     seed_metadata(handed.graph_module)
     before = snapshot(handed.graph_module)
     if use_cache and fusion.cacheable:
-        hit = lowering.load_fused(vcase.spec, fusion.mode)
+        hit = lowering.load_fused(vcase.spec, fusion.cache_key)
         if hit is not None:
             return FusionRun(fusion.mode, hit["outcome"], hit.get("program"), hit["seconds"], hit.get("stages", {}),
                              hit.get("error", ""), hit.get("traceback", ""), from_cache=True, before_meta=before)
@@ -274,7 +323,7 @@ def fuse(fusion: Fusion, vcase, qdq_case, timeout: Optional[float] = 120.0, use_
     run = fusion.run(handed, timeout)
     run.before_meta = before
     if use_cache and fusion.cacheable and run.outcome != "timeout":
-        run.program = lowering.store_fused(vcase.spec, fusion.mode, run.info(), keep, run.program)
+        run.program = lowering.store_fused(vcase.spec, fusion.cache_key, run.info(), keep, run.program)
     return run
 
 
@@ -305,6 +354,19 @@ def pattern_graphs_memoized():
     finally:
         for name, fn in saved.items():
             fusable_patterns[name].get_graphs_fn = fn
+
+
+def prime_pattern_graphs() -> None:
+    """Export every pattern graph now, inside :func:`pattern_graphs_memoized`: forked workers inherit them.
+
+    ``passgate vulkan`` judges its cases in processes forked from the one
+    that calls this; each would otherwise pay the ~3 s of RoPE exports again.
+    """
+    from executorch.backends.vulkan.patterns.pattern_registry import fusable_patterns
+
+    for entry in fusable_patterns.values():
+        if entry.get_graphs_fn is not None:
+            entry.get_graphs_fn()
 
 
 def builtin(mode: str = PREPROCESS) -> Fusion:

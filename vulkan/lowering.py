@@ -22,7 +22,11 @@ function of the case and the installed versions, and producing it costs
 3-4 s (``FusePatternsPass`` re-exports its RoPE pattern graphs on every
 call), so it is cached too, under a key derived from the case key and the
 fusion mode; its outcome and timings go in a sidecar JSON beside it. A
-vendor's ``--pass`` is never cached: it is the thing being changed.
+vendor's ``--pass`` is cached the same way under a key that holds the
+SHA-256 of its source (:func:`vulkan.fusion.source_digest`): rerunning
+after an edit elsewhere reuses its fused programs, editing the pass's own
+source misses. An entry that does not read back whole (bad JSON, a key that
+does not match, a program that fails its checksum) is a miss, never trusted.
 """
 
 from __future__ import annotations
@@ -104,9 +108,15 @@ def load(spec: CaseSpec, cache=None) -> GraphCase:
 # --- the fused program cache ----------------------------------------------------------------
 
 
-def fused_spec(spec: CaseSpec, mode: str) -> CaseSpec:
-    return replace(spec, name=f"{spec.name}#{mode}", source="vulkan-fused",
-                   definition=f"{spec.definition}|fusion={mode}|seeded-meta|v4")
+def fused_spec(spec: CaseSpec, key: str) -> CaseSpec:
+    """The cache entry of ``spec`` fused by the fusion whose :attr:`~vulkan.fusion.Fusion.cache_key` is ``key``.
+
+    A built-in fusion's key is its mode, so its entries keep the names and
+    keys they had before vendor fusions were cached.
+    """
+    label = key if "@" not in key else key.split("@")[0].rpartition(":")[2]
+    return replace(spec, name=f"{spec.name}#{label}", source="vulkan-fused",
+                   definition=f"{spec.definition}|fusion={key}|seeded-meta|v4")
 
 
 def _sidecar(cache, spec: CaseSpec):
@@ -114,12 +124,12 @@ def _sidecar(cache, spec: CaseSpec):
     return path.with_name(path.name + ".json")
 
 
-def load_fused(spec: CaseSpec, mode: str, cache=None) -> Optional[dict]:
-    """A cached fusion outcome ``{"outcome", "seconds", "stages", "error", "program"?}`` or None."""
+def load_fused(spec: CaseSpec, key: str, cache=None) -> Optional[dict]:
+    """A cached fusion outcome ``{"outcome", "seconds", "stages", "error", "program"?}`` or None (a miss)."""
     cache = cache if cache is not None else default_cache()
     if cache is None:
         return None
-    fspec = fused_spec(spec, mode)
+    fspec = fused_spec(spec, key)
     side = _sidecar(cache, fspec)
     if not side.exists():
         return None
@@ -127,7 +137,9 @@ def load_fused(spec: CaseSpec, mode: str, cache=None) -> Optional[dict]:
         info = json.loads(side.read_text())
     except (OSError, ValueError):
         return None
-    if info.get("key") != fspec.key:
+    if not isinstance(info, dict) or info.get("key") != fspec.key or info.get("outcome") not in _OUTCOMES:
+        return None
+    if not isinstance(info.get("seconds"), (int, float)):
         return None
     if info["outcome"] == "ok":
         entry = cache.load(fspec)
@@ -137,7 +149,10 @@ def load_fused(spec: CaseSpec, mode: str, cache=None) -> Optional[dict]:
     return info
 
 
-def store_fused(spec: CaseSpec, mode: str, info: dict, handed, program, cache=None):
+_OUTCOMES = ("ok", "raised")  # a timeout is never stored: the next run may be on a quieter machine
+
+
+def store_fused(spec: CaseSpec, key: str, info: dict, handed, program, cache=None):
     """Cache one fusion outcome; ``handed`` is the program the fusion was given.
 
     Returns the fused program as the cache gives it back (a serde round trip),
@@ -147,7 +162,7 @@ def store_fused(spec: CaseSpec, mode: str, info: dict, handed, program, cache=No
     cache = cache if cache is not None else default_cache()
     if cache is None:
         return program
-    fspec = fused_spec(spec, mode)
+    fspec = fused_spec(spec, key)
     meta = {k: v for k, v in info.items() if k != "program"}
     meta["key"] = fspec.key
     if info["outcome"] == "ok":

@@ -49,7 +49,8 @@ def rows(results: list) -> list[dict]:
             "declines": sum(1 for o in draws if not o.expected), "judged": len(_applicable(r.outcomes)),
             "not_applicable": len(r.draws) - len(draws), "seconds": round(r.seconds, 1), "stopped": r.stopped,
             "error": r.error, "defects": [d.to_json() for d in r.defects],
-            "verdict": "FAIL" if r.defects or any(o.failed for o in draws) else ("n/a" if not draws else "pass"),
+            "verdict": "FAIL" if r.defects or any(o.failed for o in draws) else
+                       ("error" if r.error and not draws else "n/a" if not draws else "pass"),
         })
     return out
 
