@@ -20,6 +20,7 @@ import signal
 import threading
 import time
 import traceback
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -31,7 +32,7 @@ from torch.fx.passes.infra.pass_base import PassBase, PassResult
 from harness.core.errors import PassTimeout
 from harness.core.kinds import Outcome
 
-__all__ = ["deadline", "PassRun", "fold_back", "as_graph_module", "Watcher", "set_watch", "run_pass"]
+__all__ = ["deadline", "PassRun", "fold_back", "as_graph_module", "Watcher", "set_watch", "run_pass", "invocations"]
 
 
 @contextmanager
@@ -123,11 +124,27 @@ def set_watch(watcher: Optional[Watcher]) -> None:
     _watch = watcher
 
 
+_INVOCATIONS: Counter = Counter()
+
+
+def invocations() -> Counter:
+    """How many pass calls :func:`run_pass` made in this process so far, by label (a copy).
+
+    Pass runs are most of a check's cost, so what sharing runs between checks
+    saves is counted here, for tests and benchmarks to read (two snapshots,
+    subtracted). A forked isolation worker counts in its own copy; a nested
+    call (a step of a pass sequence) counts under the label it is made with.
+    """
+    return Counter(_INVOCATIONS)
+
+
 def run_pass(loaded, ep, timeout: Optional[float], label: str = "run") -> PassRun:
     """Run ``loaded`` (a LoadedPass) on ``ep`` (a private copy). Never raises (but KeyboardInterrupt).
 
-    ``label`` names the call for the watcher (:func:`set_watch`): ``run``, ``idempotent`` or ``deterministic``.
+    ``label`` names the call for the watcher (:func:`set_watch`) and :func:`invocations`: ``run``,
+    ``idempotent`` or ``deterministic``.
     """
+    _INVOCATIONS[label] += 1
     watcher = _watch
     if watcher is None:
         return _run_pass(loaded, ep, timeout)

@@ -9,7 +9,9 @@ The flow for one (pass, case), after MLIR's verify-each:
                                                         and numerics)
 
 then the pass runs twice more, on a copy of its result (``idempotent``) and
-on a second fresh copy of the input (``deterministic``). The reference
+on a second fresh copy of the input (``deterministic``), or once when the
+first run left the program an exact replica of its input: that one run is
+a run on a copy of the result too, and serves both (``_judge_reruns``). The reference
 outputs of the pre-pass program are computed once per case and reused by
 every pass.
 
@@ -230,26 +232,34 @@ def _judge_execution(add: Callable, res, case: GraphCase, stage: str, config: Ru
 
 def _judge_reruns(add: Callable, loaded: LoadedPass, forms: _ResultForms, handed_fp: str, case: GraphCase,
                   stage: str, config: RunConfig) -> None:
-    """``deterministic`` and ``idempotent``: the pass run again, on a fresh input and on its own result."""
-    res = forms.program
+    """``deterministic`` and ``idempotent``: the pass run again, on a fresh input and on its own result.
 
-    def result_form() -> tuple:  # the result's canonical form, which both checks compare against
-        return forms.canonical
+    Usually two more runs. One serves both when the first run left the
+    program an exact replica of what it was handed (``fingerprint.exact`` of
+    the result equals that of the input before the run: names, targets,
+    arguments, metadata, state and signature): the deterministic check's run,
+    on a fresh copy of that input, is then also a run on a copy of the result,
+    which is what ``idempotent`` asks for. See :func:`_idempotence` for why
+    each outcome of that run may stand for the idempotence run.
 
-    # deterministic runs first: when the pass changed nothing, its second run (on a fresh copy of the
-    # input) is also a run on an exact copy of the result, so idempotent needs no third run
-    determinism = None
+    The exact fingerprint is the equality ``input_unchanged`` already trusts,
+    and nothing weaker is used: a canonical form ignores names and metadata a
+    pass may read, so a result that only renamed nodes or only changed
+    metadata gets its own idempotence run (tests/test_reruns.py holds passes
+    only such a run flags). What the premise leaves out: ``exact`` sums up a
+    non-scalar metadata value by its type (a dict by its keys) and does not
+    read ``GraphModule.meta``, and a pass may keep state outside the program
+    (a catalog entry is built afresh for every call; a module global is not).
+    A pass whose second run turns on only those could tell a replica from the
+    input; ``input_unchanged`` would miss its edit the same way.
+    """
+    determinism, second = None, []  # second: the deterministic check's PassRun, once it ran
     if config.wants("deterministic"):
-        determinism = _measured(lambda: _deterministic(loaded, result_form, case, stage, config.timeout),
+        determinism = _measured(lambda: _deterministic(loaded, forms, case, stage, config.timeout, second),
                                 "deterministic")
-
-    def idempotence() -> verifiers.Verdict:
-        if determinism is not None and determinism[0].status is Status.PASS and forms.exact == handed_fp:
-            return IDEMPOTENT_BY_DETERMINISM
-        return _idempotent(loaded, res, result_form, config.timeout)
-
     if config.wants("idempotent"):
-        add("idempotent", *_measured(idempotence, "idempotent"))
+        add("idempotent", *_measured(
+            lambda: _idempotence(loaded, forms, handed_fp, config.timeout, determinism, second), "idempotent"))
     if determinism is not None:
         add("deterministic", *determinism)
 
@@ -257,6 +267,47 @@ def _judge_reruns(add: Callable, loaded: LoadedPass, forms: _ResultForms, handed
 IDEMPOTENT_BY_DETERMINISM = verifiers.Verdict(
     Status.PASS, "the pass changed nothing, so the deterministic check's second run was a run on an exact copy "
                  "of the result, and it gave the same graph")
+
+
+def _idempotence(loaded: LoadedPass, forms: _ResultForms, handed_fp: str, timeout: float,
+                 determinism: Optional[tuple], second: list) -> verifiers.Verdict:
+    """``idempotent``, from the deterministic check's run when the result replicates the input, else its own run.
+
+    Sound because the only runs reused are runs whose input was an exact copy
+    of the result (see :func:`_judge_reruns`), and they are judged exactly as
+    an idempotence run is (:func:`_judge_idempotent_run`):
+
+    - the deterministic run gave the result's graph: a run on a copy of the
+      result changed nothing, the very observation an own run would make;
+    - it ended otherwise (a different graph, raised, timed out): a run on a
+      copy of the result did that, a counterexample to idempotence as good as
+      an own run's. Only a pass that is not deterministic gets here, flagged
+      ``deterministic`` anyway; a third run of such a pass would only be a
+      third sample of it, and the one already taken is reported.
+
+    A harness error in the deterministic check (``error``), or a fingerprint
+    that cannot be taken after a failed deterministic run, reuses nothing.
+    """
+    status = determinism[0].status if determinism is not None else None
+    if status is Status.PASS and forms.exact == handed_fp:
+        return IDEMPOTENT_BY_DETERMINISM
+    if status is Status.FAIL and second and _replicates(forms, handed_fp):
+        verdict = _judge_idempotent_run(second[0], lambda: forms.canonical)
+        return verifiers.Verdict(verdict.status, f"{verdict.message} ({_SHARED_RUN})", verdict.details)
+    second.clear()  # not reused: its program need not live on beside the copy of the result
+    return _idempotent(loaded, forms, timeout)
+
+
+_SHARED_RUN = ("the pass changed nothing, so this is the deterministic check's second run, a run on an exact copy "
+               "of the result")
+
+
+def _replicates(forms: _ResultForms, handed_fp: str) -> bool:
+    """Is the result an exact replica of the input it was run on? (False when it cannot be fingerprinted.)"""
+    try:
+        return forms.exact == handed_fp
+    except Exception:  # noqa: BLE001 - an unreadable result gets its own idempotence run, which says why
+        return False
 
 
 def op_counts(gm) -> Counter:
@@ -326,13 +377,18 @@ def _input_unchanged(run: PassRun, handed, handed_fp: str, case: GraphCase, stag
     return verifiers.PASS
 
 
-def _idempotent(loaded: LoadedPass, res, result_form: Callable[[], tuple], timeout: float) -> verifiers.Verdict:
+def _idempotent(loaded: LoadedPass, forms: _ResultForms, timeout: float) -> verifiers.Verdict:
+    """The pass's own idempotence run, on a deep copy of its result (the result's forms are already taken)."""
     try:
-        again = copy.deepcopy(res)
+        again = copy.deepcopy(forms.program)
     except Exception as exc:  # noqa: BLE001 - e.g. a node whose args is a list: torch.fx refuses to copy it
         return verifiers.Verdict(Status.SKIP, "the pass's result cannot be copied for a second run (runnable and "
                                  f"verifier say why): {type(exc).__name__}: {exc}")
-    run = run_pass(loaded, again, timeout, label="idempotent")
+    return _judge_idempotent_run(run_pass(loaded, again, timeout, label="idempotent"), lambda: forms.canonical)
+
+
+def _judge_idempotent_run(run: PassRun, result_form: Callable[[], tuple]) -> verifiers.Verdict:
+    """``idempotent`` of a run on a copy of the result (``result_form``: its canonical form, read only if it ran)."""
     if run.outcome != Outcome.OK:
         return verifiers.Verdict(Status.FAIL if run.outcome != Outcome.NOT_APPLICABLE else Status.PASS,
                                  f"second run: {run.outcome}: {run.error}")
@@ -342,12 +398,14 @@ def _idempotent(loaded: LoadedPass, res, result_form: Callable[[], tuple], timeo
     return verifiers.PASS
 
 
-def _deterministic(loaded: LoadedPass, result_form: Callable[[], tuple], case: GraphCase, stage: str,
-                   timeout: float) -> verifiers.Verdict:
+def _deterministic(loaded: LoadedPass, forms: _ResultForms, case: GraphCase, stage: str, timeout: float,
+                   keep: list) -> verifiers.Verdict:
+    """``deterministic``: the pass on a second fresh copy of the input; the run is kept in ``keep`` for reuse."""
     run = run_pass(loaded, _fresh_input(case, stage), timeout, label="deterministic")
+    keep.append(run)
     if run.outcome != Outcome.OK:
         return verifiers.Verdict(Status.FAIL, f"the run on a second copy ended {run.outcome}: {run.error}")
-    a, b = result_form(), fingerprint.canonical(run.program)
+    a, b = forms.canonical, fingerprint.canonical(run.program)
     if a != b:
         return verifiers.Verdict(Status.FAIL, f"two runs on copies of the same input differ: {fingerprint.first_difference(a, b)}")
     return verifiers.PASS
