@@ -178,7 +178,7 @@ def test_the_standard_profile_keeps_its_committed_cases_and_unit_names():
     class Standard:
         vulkan_count = 1
 
-    names = [(u.name, u.graph) for u in unit.units(Standard(), 0)]
+    names = [(u.name, u.graph) for u in unit.units(Standard(), 0) if not isinstance(u, unit.ShrunkUnit)]
     assert len(names) == 2 * len(catalog.RECIPES)
     assert names[0] == ("vulkan-preprocess", "vulkan/linear_q4gsw[torchao-int4-sym]/G4-K4-N1-lead1/s0")
 

@@ -6,14 +6,30 @@ drew with hypothesis 6.170.15 (each recipe's simplest example, which is
 where hypothesis starts: its smallest case), pinned so that the unit names
 ``reports/baseline.json`` records no longer depend on hypothesis' choice
 sequence. ``tests/test_vulkan_search.py`` checks they still equal the draws.
+
 The search (``passgate vulkan``) explores the configuration spaces around
-them; its shrunk failures on executorch 1.5.1 are in
-``fixtures/vulkan_cases/`` for ``passgate vulkan --replay``.
+them and finds failures those smallest shapes miss (asymmetric or per-tensor
+weights, an ``alpha``, output channels not a multiple of 4). Its shrunk
+failures on executorch 1.5.1 (:data:`SHRUNK_FILE`, written by ``passgate
+vulkan --save-shrunk``) are committed like a distilled corpus: the gate
+replays each under the fusion that failed it (:func:`shrunk_cases`), so a
+fix or a regression of a defect the search found shows in the gate without
+the gate searching. The file is read, never re-drawn; it changes only when
+someone re-runs the search and commits the result.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SEED", "SHRUNK_FILE", "STANDARD", "Shrunk", "shrunk_cases", "standard_cases"]
+
 SEED = 0
+
+# the search's shrunk failures on the executorch version passgate pins (pyproject.toml)
+SHRUNK_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "vulkan_cases" / "executorch-1.5.1.json"
 
 # (recipe name, shape): case seed 0, as recipes.cases(recipe, 1, 0) makes it
 STANDARD: tuple = (
@@ -52,3 +68,31 @@ def standard_cases() -> list:
     from vulkan import catalog, recipes
 
     return [recipes.case(catalog.BY_NAME[name], shape, seed=SEED) for name, shape in STANDARD]
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """One committed shrunk failure: the fusion and check the search saw fail, where, and the case."""
+
+    fusion: str  # vulkan.fusion's built-in fusion name (vulkan-preprocess | fuse-patterns)
+    op: str
+    check: str  # the check the search shrunk the case for
+    boundary: str  # where it stops failing (vulkan.boundary), as the search wrote it
+    desc: Any  # vulkan.space.CaseDesc
+
+
+def shrunk_cases(path: Path = SHRUNK_FILE) -> list[Shrunk]:
+    """The committed shrunk failures, in file order.
+
+    The descriptions come from :func:`vulkan.cli_search.load_cases`, the very
+    reader ``passgate vulkan --replay`` uses, so the gate and a replay judge
+    the same cases; the fusion, check and boundary beside each come from the
+    same entries (that reader keeps only the cases).
+    """
+    import json
+
+    from vulkan.cli_search import load_cases
+
+    entries = json.loads(Path(path).read_text())["cases"]
+    return [Shrunk(e["fusion"], e["op"], e["check"], e.get("boundary", ""), d)
+            for e, d in zip(entries, load_cases(path))]

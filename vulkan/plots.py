@@ -23,6 +23,12 @@ present wins):
 Plots are drawn with matplotlib's Agg backend (no display, no network) and
 returned as base64 PNG so the HTML report stays one file that opens offline.
 matplotlib is imported only when Vulkan results exist: it costs ~0.5 s.
+
+A failed record counts as the report's own classification says
+(:func:`harness.report.view.outcome`): a baselined violation is *known*
+(blue, "known" in the verdict column and the plots), never a red "fail" in
+a passing run; a row whose checks produced no numbers says why (the first
+line of its failing check's message) instead of a row of dashes.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from html import escape
 from typing import Optional
 
 from harness.core.results import check_ids
+from harness.report import view as reports
 
 __all__ = ["OpStats", "median", "op_of", "plots", "report_section", "vulkan_stats"]
 
@@ -74,7 +81,9 @@ class OpStats:
     op: str
     cases: set = field(default_factory=set)
     fused: int = 0  # fusion_expected passed
-    failed: int = 0  # vulkan-check records that failed or errored
+    failed: int = 0  # vulkan-check records that failed or errored and gate (new violations)
+    known: int = 0  # vulkan-check records that failed, recorded as known (baselined): shown, never gating
+    why: str = ""  # the first failing message, for a row without numbers
     sqnr_fused: list = field(default_factory=list)
     sqnr_qdq: list = field(default_factory=list)
     errors: list = field(default_factory=list)  # per case worst error, or the reported distribution
@@ -82,14 +91,14 @@ class OpStats:
 
     @property
     def verdict(self) -> str:
-        return "fail" if self.failed else "ok"
+        return "fail" if self.failed else ("known" if self.known else "ok")
 
     @property
     def worst_error(self) -> Optional[float]:
         return max(self.errors) if self.errors else None
 
 
-def vulkan_stats(results: list) -> dict[str, OpStats]:
+def vulkan_stats(results: list, strict: bool = False, known=frozenset()) -> dict[str, OpStats]:
     ops: dict[str, OpStats] = {}
     emitted = {(r["pass_name"], r["graph"]): [_short(k) for k in (r.get("details") or {}).get("emitted") or ()]
                for r in results if r["check"] == "fusion_expected"}
@@ -100,8 +109,13 @@ def vulkan_stats(results: list) -> dict[str, OpStats]:
         st = ops.setdefault(op, OpStats(op))
         st.cases.add(r["graph"])
         d = r.get("details") or {}
-        if r["status"] in ("fail", "error"):
+        outcome = reports.outcome(r, strict, known)
+        if outcome in ("fail", "error"):
             st.failed += 1
+        elif outcome == "known":
+            st.known += 1
+        if r["status"] in ("fail", "error") and not st.why:
+            st.why = (str(r.get("message") or "").strip().splitlines() or [""])[0][:200]
         if r["check"] == "fusion_expected" and r["status"] == "pass":
             st.fused += 1
         fused = _first(d, "sqnr_db", "sqnr_fused_db", "sqnr")
@@ -150,12 +164,18 @@ def plots(stats: dict[str, OpStats]) -> list[tuple[str, str]]:
     with_sqnr = [n for n in names if stats[n].sqnr_fused or stats[n].sqnr_qdq]
     if with_sqnr:
         fig, ax = plt.subplots(figsize=(7.5, max(2.2, 0.38 * len(with_sqnr) + 1.2)))
+        labelled = set()
         for i, n in enumerate(with_sqnr):
             st = stats[n]
             ax.scatter(st.sqnr_qdq, [i + 0.12] * len(st.sqnr_qdq), marker="|", s=140, color="#1f77b4",
                        label="Q/DQ program vs float" if i == 0 else None)
-            ax.scatter(st.sqnr_fused, [i - 0.12] * len(st.sqnr_fused), marker="o", s=22,
-                       color="#d62728" if st.failed else "#2ca02c", label="fused vs float" if i == 0 else None)
+            # one legend entry per colour actually drawn, labelled by the verdict that colour means
+            v = st.verdict
+            label = None if v in labelled or not st.sqnr_fused else f"fused vs float ({_VERDICT_LABEL[v]})"
+            if label:
+                labelled.add(v)
+            ax.scatter(st.sqnr_fused, [i - 0.12] * len(st.sqnr_fused), marker="o", s=22, color=_VERDICT_COLOUR[v],
+                       label=label)
         ax.set_yticks(range(len(with_sqnr)), with_sqnr)
         ax.invert_yaxis()
         ax.set_xlabel("SQNR against the float model (dB, higher is better)")
@@ -172,7 +192,8 @@ def plots(stats: dict[str, OpStats]) -> list[tuple[str, str]]:
         jitter = random.Random(0)  # same report for the same results: seeded jitter
         for i, n in enumerate(with_err, 1):
             ys = [i + jitter.uniform(-0.18, 0.18) for _ in stats[n].errors]
-            ax.scatter(stats[n].errors, ys, s=10, alpha=0.5, color="#d62728" if stats[n].failed else "#555555")
+            ax.scatter(stats[n].errors, ys, s=10, alpha=0.5,
+                       color=_VERDICT_COLOUR[stats[n].verdict] if stats[n].verdict != "ok" else "#555555")
         positive = [x for xs in data for x in xs if x > 0]
         if positive and max(positive) / max(min(positive), 1e-12) > 100:
             ax.set_xscale("symlog", linthresh=max(min(positive), 1e-6))
@@ -189,6 +210,10 @@ def plots(stats: dict[str, OpStats]) -> list[tuple[str, str]]:
 # ----------------------------------------------------------------------------- the report.html section
 
 
+_VERDICT_COLOUR = {"fail": "#d62728", "known": "#5b7fa6", "ok": "#2ca02c"}
+_VERDICT_LABEL = {"fail": "new violation", "known": "known, baselined", "ok": "holds"}
+
+
 def _e(x) -> str:
     return escape(str(x if x is not None else ""))
 
@@ -201,19 +226,26 @@ def report_section(doc: dict) -> str:
     """The Vulkan Q/DQ fusion section of report.html: per-op table and plots; "" without Vulkan results."""
     from vulkan.plots_search import section as search_section
 
-    stats = vulkan_stats(doc.get("results", ()))
+    stats = vulkan_stats(doc.get("results", ()), reports.is_strict(doc), reports.known_set(doc))
     if not stats:
         return ""
-    rows = "".join(
-        f'<tr><td><code>{_e(s.op)}</code></td><td>{len(s.cases)}</td><td>{s.fused}</td>'
-        f"<td>{_fmt(s.worst_error, '.3g')} {_e(s.unit if s.worst_error is not None else '')}</td>"
-        f"<td>{_fmt(median(s.sqnr_fused))}</td><td>{_fmt(median(s.sqnr_qdq))}</td>"
-        f'<td class="{"fail" if s.failed else "ok"}">{_e(s.verdict)}</td></tr>' for s in stats.values())
+    rows = "".join(_row(s) for s in stats.values())
     table = ("<table><tr><th>fused op</th><th>cases</th><th>fused</th><th>worst error vs Q/DQ</th>"
-             f"<th>median SQNR fused (dB)</th><th>median SQNR Q/DQ (dB)</th><th>verdict</th></tr>{rows}</table>")
+             f"<th>median SQNR fused (dB)</th><th>median SQNR Q/DQ (dB)</th><th>verdict</th><th>why no numbers</th>"
+             f"</tr>{rows}</table>")
     imgs = "".join(f'<div><img class="plot" alt="{_e(t)}" src="data:image/png;base64,{b64}"></div>'
                    for t, b64 in plots(stats))
     return f'<h2 id="vulkan">Vulkan Q/DQ fusion</h2>{table}{imgs}{search_section(doc)}'
+
+
+def _row(s: OpStats) -> str:
+    """One fused op; a row with no measurement says why (its first failing check's message)."""
+    empty = s.worst_error is None and not s.sqnr_fused and not s.sqnr_qdq
+    label = {"fail": "fail", "known": "known (baselined)", "ok": "ok"}[s.verdict]
+    return (f'<tr><td><code>{_e(s.op)}</code></td><td>{len(s.cases)}</td><td>{s.fused}</td>'
+            f"<td>{_fmt(s.worst_error, '.3g')} {_e(s.unit if s.worst_error is not None else '')}</td>"
+            f"<td>{_fmt(median(s.sqnr_fused))}</td><td>{_fmt(median(s.sqnr_qdq))}</td>"
+            f'<td class="{s.verdict}">{_e(label)}</td><td class="muted">{_e(s.why) if empty else ""}</td></tr>')
 
 
 report_section.nav_label = "Vulkan"  # the report's navigation bar links the section under this name

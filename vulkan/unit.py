@@ -5,7 +5,9 @@ pipelines and partitioners; the Vulkan work plugs in through the
 ``passgate.units`` entry point group, where pyproject.toml registers
 :func:`units`. A :class:`VulkanUnit` is one fusion on one recipe case: it
 builds its own case (:mod:`vulkan.lowering`), so it needs no graph case from
-the plan, and it is judged by :func:`vulkan.suite.check_case`.
+the plan, and it is judged by :func:`vulkan.suite.check_case`. A
+:class:`ShrunkUnit` is one of the search's committed shrunk failures
+(:func:`vulkan.pinned.shrunk_cases`) under the fusion that failed it.
 
 Import-light: torch and executorch are imported when a unit is judged or
 the profile asks for Vulkan cases, not when the entry point loads.
@@ -18,9 +20,15 @@ from typing import Any, ClassVar
 
 from harness.run.plan import Unit
 
-__all__ = ["VULKAN", "VulkanUnit", "units"]
+__all__ = ["SHRUNK_CHECKS", "VULKAN", "ShrunkUnit", "VulkanUnit", "shrunk_units", "units"]
 
 VULKAN = "vulkan"
+# What ``passgate vulkan`` judges a shrunk failure with (vulkan.cli_search._shrunk_results): the search's
+# checks plus the device check (a skip without a device executor). No IR checks: executorch 1.5.1 fails
+# meta_stack_trace on every fused node, which the pinned recipe cases already record once per recipe.
+# Spelled out, not imported from vulkan.evaluate (which imports torch): the plan lists items before any unit
+# runs; tests/test_vulkan_pinned.py checks it equals SEARCH_CHECKS + (DEVICE_CHECK,).
+SHRUNK_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
 
 
 @dataclass(frozen=True)
@@ -45,12 +53,54 @@ class VulkanUnit(Unit):
         return [(self.graph, self.name, check_case(self.case, self.fusion, timeout=config.timeout)[0])]
 
 
+@dataclass(frozen=True)
+class ShrunkUnit(VulkanUnit):
+    """A committed shrunk failure of the search (``graph``: its case's name) under the fusion that failed it.
+
+    Judged as ``passgate vulkan`` judges the shrunk failures it reports: the
+    full :func:`vulkan.suite.check_case` on :data:`SHRUNK_CHECKS`, with the
+    diagnosis (the "Fault: ..." a triage rule reads), which a ``--replay``
+    draw goes without (:func:`vulkan.evaluate.evaluate`); both give the same
+    verdicts (tests/test_vulkan_pinned.py). The results carry the check the
+    search recorded and its boundary, so a report says what the case is for.
+    """
+
+    shrunk: Any = field(default=None, compare=False, repr=False)  # vulkan.pinned.Shrunk
+
+    def items(self) -> list[tuple[str, str]]:
+        return [(self.name, c) for c in SHRUNK_CHECKS]
+
+    def judge(self, case, config) -> list[tuple[str, str, list]]:
+        from vulkan.suite import check_case
+
+        res, _ = check_case(self.case, self.fusion, wanted=SHRUNK_CHECKS, timeout=config.timeout)
+        s = self.shrunk
+        for r in res:
+            r.details.update(op=s.op, config=s.desc.config_id(), shrunk=True, boundary=s.boundary,
+                             recorded_check=s.check)
+        return [(self.graph, self.name, res)]
+
+
+def shrunk_units(fusions: list) -> list[ShrunkUnit]:
+    """One unit per committed shrunk failure, under the fusion that failed it (file order)."""
+    from vulkan import pinned, space
+
+    by_name = {f.name: f for f in fusions}
+    out = []
+    for s in pinned.shrunk_cases():
+        c = space.desc_case(s.desc)
+        out.append(ShrunkUnit(s.fusion, c.name, by_name[s.fusion], c, s))
+    return out
+
+
 def units(profile, seed: int) -> list[VulkanUnit]:
     """``profile.vulkan_count`` cases of every Vulkan recipe under both built-in fusions (none for 0).
 
     One case per recipe at the default seed (the standard profile, the gate)
     is the committed set of :mod:`vulkan.pinned`, so the gate neither draws
     nor depends on hypothesis' choice sequence; other counts and seeds draw.
+    The gate also replays the search's committed shrunk failures
+    (:func:`shrunk_units`), after the recipe cases, which keep their place.
     """
     count = getattr(profile, "vulkan_count", 0)
     if count <= 0:
@@ -62,4 +112,7 @@ def units(profile, seed: int) -> list[VulkanUnit]:
         cases = pinned.standard_cases()
     else:
         cases = [c for r in catalog.select() for c in recipes.cases(r, count, seed)]
-    return [VulkanUnit(f.name, c.name, f, c) for f in fusions for c in cases]
+    out = [VulkanUnit(f.name, c.name, f, c) for f in fusions for c in cases]
+    if count == 1 and seed == pinned.SEED:
+        out += shrunk_units(fusions)
+    return out
