@@ -173,6 +173,59 @@ RULES: tuple[Rule, ...] = (
     Rule(("ReplaceViewCopyWithViewPass",), ("verifier",), r"AssertionError",
          "turns view_copy into aten.view, which only the memory-planned ExecuTorch dialect accepts; the edge "
          "verifier asserts on it (the pass belongs to to_executorch, after memory planning)", "by-design"),
+    # -- Vulkan fusions on the search's committed shrunk failures (vulkan/pinned.py SHRUNK_FILE) ----------
+    # Ahead of the two generic rules below on purpose (the first matching rule wins): a crash's "Fault:" only
+    # says that the pass raised, and "fused a pattern it must decline" was first seen on q8ta_add; these say
+    # which check in which pattern fails, read from the pass's traceback and the search's boundary.
+    Rule(_FUSIONS, ("fusion_expected",), r"RuntimeError: shape '\[\d+, \d+\]' is invalid for input of size",
+         "output channels % 4 != 0 on linear_q4gsw / linear_dq8ca_q4gsw: the pattern transposes the group scales "
+         "to (groups, N) and pads N to a multiple of 4 (align_width_and_update_state_dict) while the packed weight "
+         "keeps N rows, so the et_vk op's CPU implementation, which the pass runs when it re-traces the graph, "
+         "cannot dequantize them together (N = 1: shape '[1, 1]' is invalid for input of size 4); the pass crashes "
+         "instead of declining or padding both", upstream=VK_META + "/quantized_linear.py"),
+    Rule(_FUSIONS, ("fusion_expected",), r"a and b must have same reduction dim",
+         "an odd K on linear_qcs4w: FuseQuantizedOpsTransform packs the 4-bit weight two values a byte and pads an "
+         "odd K with a zero column (pack_4bit_weight_tensor), and the fused op's CPU implementation, run while the "
+         "pass re-traces the graph, multiplies the K-wide input by the K+1-wide unpacked weight",
+         upstream=ET + "backends/vulkan/_passes/fuse_quantized_ops.py"),
+    Rule(_FUSIONS, ("fusion_expected",), r"(crashed|not crash): (Exception: in FusePatternsPass: )?AssertionError: \. ",
+         "a per-tensor quantized weight: QuantizedLinearMatch / QuantizedConvolutionMatch take the weight's "
+         "dequantize_per_tensor, whose scale is a float argument, not a node, and `assert self.weight_scales_node "
+         "is not None` fires in the matcher (quantized_linear.py:78, quantized_convolution.py:94) instead of the "
+         "pattern declining the match", upstream=VK_META),
+    Rule(_FUSIONS, ("fusion_expected",), r"depthwise conv requires that OC is divisible by 4",
+         "the q8ta_conv2d_dw pattern matches a depthwise conv whose output channels are not a multiple of 4, then "
+         "make_q8ta_conv2d_custom_op asserts OC % 4 == 0 while replacing it: the pass raises instead of declining",
+         upstream=VK_META + "/quantized_convolution.py"),
+    Rule(_FUSIONS, ("fusion_expected",), r"embedding_q4gsw requires symmetric quantization",
+         "the embedding_q4gsw pattern matches an asymmetric int4 embedding (non-zero zero points), then "
+         "replace_torchao_quantized_embedding_patterns asserts zero_point == 0 while replacing it: the pass raises "
+         "instead of leaving the embedding unfused", upstream=VK_META + "/quantized_embedding.py"),
+    Rule(_FUSIONS, ("fusion_expected",), r"must decline \((linear_q4gsw|linear_dq8ca_q4gsw) takes no weight zero point",
+         "fuses an asymmetric int4 group-quantized weight (torchao int4 asym) into an op that takes no weight zero "
+         "point: the zero points are dropped (the same case's fused_vs_qdq diagnosis: the fused program matches "
+         "if the weight zero points are ignored)", upstream=VK_META + "/quantized_linear.py"),
+    Rule(_FUSIONS, ("fusion_expected",), r"must decline \(q8ta_linear .*\): emitted \d+ et_vk\.q8ta_linear",
+         "fuses a linear with an asymmetric per-channel int8 weight into et_vk.q8ta_linear(_gemv), which takes no "
+         "weight zero point: the zero points are dropped", upstream=VK_META + "/quantized_linear.py"),
+    Rule(_FUSIONS, ("fusion_expected",), r"must decline \((q8ta_linear|linear_q8ta_q8csw) .*\): emitted \d+ "
+         r"_weight_int8pack_mm",
+         "a statically quantized linear on a 3-D input (exported as view_copy -> mm) that the Vulkan patterns "
+         "decline is taken by FuseQuantizedOpsTransform's weight-only int8 fusion: its check that the activation "
+         "is not a dequantize sees the view_copy, so the linear becomes _weight_int8pack_mm, which computes in "
+         "float and drops the activation and output quantization (the fused_vs_qdq diagnosis: it matches the "
+         "program with every quantize -> dequantize pair removed)",
+         upstream=ET + "backends/vulkan/_passes/fuse_quantized_ops.py"),
+    Rule(_FUSIONS, ("fused_vs_qdq",), r"Fault undetermined: neither our reading of the fused et_vk\.q8ta_add ",
+         "add's alpha is a keyword in the exported graph (aten.add.Tensor(a, b, alpha=2.0)) but the q8ta_add "
+         "pattern reads it only from args[2], so et_vk.q8ta_add is given alpha = 1.0 and computes a + b instead of "
+         "a + alpha * b (the search's boundary: fails when alpha != 1)", upstream=VK_META + "/quantized_binary.py"),
+    Rule(_FUSIONS, ("fused_vs_qdq",), r"has shape .*Fault undetermined: neither our reading of the fused "
+         r"et_vk\.q8ta_linear_gemv ",
+         "two faults at once, each diagnosed alone on a neighbouring case: et_vk.q8ta_linear_gemv returns its "
+         "output with N padded to a multiple of 4 ((1, 4) for N = 1) and the asymmetric weight's zero points are "
+         "dropped (see fusion_expected), so no single reading of the fused arguments matches",
+         upstream=VK_META + "/quantized_linear.py"),
     # -- Vulkan Q/DQ fusions: vulkan.diagnose already says which op, by how much and why ----------------
     Rule(_FUSIONS, VULKAN_CHECKS, r"Fault:", _DIAGNOSED),
     Rule(_FUSIONS, VULKAN_CHECKS, r"SQNR vs float",
