@@ -25,8 +25,9 @@ import sys
 import time
 from pathlib import Path
 
-FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help")
-SLOW = ("conformance",)
+FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
+           "incremental")
+SLOW = ("conformance", "incremental")
 TARGETS = {
     "throughput": "passgate >= 30x the checks/s of the per-test style",
     "warm_cold": "warm cache >= 5x faster than cold",
@@ -36,6 +37,7 @@ TARGETS = {
     "verification": "no verifier costs more than pass + numerics without a written reason",
     "conformance": "tox -e conformance: quick < 2 min, standard < 10 min",
     "help": "passgate --help answers without importing torch",
+    "incremental": "incremental gate: warm < 20 s, one pass changed < 60 s, pass_base.py changed reruns all",
 }
 
 
@@ -95,6 +97,9 @@ def main(argv=None) -> int:
     ap.add_argument("--memory-profile", choices=("quick", "standard", "full"),
                     help="the memory figure also samples a conformance run (-n 2) of this profile "
                     "(e.g. full: the certification profile)")
+    ap.add_argument("--incremental-profile", default="standard", choices=("quick", "standard", "full"),
+                    help="the profile of the incremental gate figure (default standard; slow: cold, warm, one pass "
+                    "changed, every pass changed)")
     ap.add_argument("--out", help="JSON file to write (default reports/generated/bench/bench-<time>.json)")
     ap.add_argument("--compare", metavar="JSON", help="print the figures beside those of an earlier run")
     args = ap.parse_args(argv)
@@ -150,6 +155,10 @@ def main(argv=None) -> int:
                 measure(name, F.conformance_wall, ctx)
             elif name == "help":
                 measure(name, F.help_time, ctx)
+            elif name == "incremental":
+                from benchmarks import incremental
+
+                measure(name, incremental.figure, ctx, args.incremental_profile)
     finally:
         ctx.stop_server()
         if not args.cache_dir:

@@ -540,8 +540,11 @@ def _suite_root(ctx: Context) -> Path:
 def _conformance(ctx: Context, profile: str, workers: int, cache_dir: Path, log: Optional[Path] = None) -> dict:
     report = ctx.tmp(f"conformance-{profile}-n{workers}")
     root = _suite_root(ctx)
+    # the whole suite's time: reuse no verdict an earlier figure recorded in this cache (a suite that has the option)
+    fresh = ["--passgate-no-incremental"] if "--passgate-no-incremental" in (
+        root / "conformance" / "conftest.py").read_text() else []
     cmd = tox_conformance_command(workers, ["-p", "no:cacheprovider", f"--passgate-profile={profile}",
-                                            f"--passgate-report={report}", *ctx.conformance_args], root)
+                                            f"--passgate-report={report}", *fresh, *ctx.conformance_args], root)
     extra = {"PASSGATE_CACHE_DIR": cache_dir}
     if log is not None:
         extra["PASSGATE_CACHE_LOG"] = log

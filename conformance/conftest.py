@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 
 __all__ = ["ROOT", "DEFAULT_BASELINE", "pytest_addoption", "pytest_configure", "pytest_generate_tests",
-           "pytest_collection_modifyitems", "unit_results", "pytest_runtest_logreport", "pytest_sessionfinish",
-           "pytest_terminal_summary"]
+           "pytest_collection_modifyitems", "incremental", "unit_results", "pytest_runtest_makereport", "pytest_runtest_logreport",
+           "pytest_sessionfinish", "pytest_terminal_summary"]
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_BASELINE = ROOT / "reports" / "baseline.json"
@@ -46,6 +46,12 @@ def pytest_addoption(parser):
                     help="folder for the conformance report")
     group.addoption("--passgate-baseline", default=str(DEFAULT_BASELINE),
                     help="known violations (default reports/baseline.json; 'none' for no baseline)")
+    group.addoption("--passgate-no-incremental", action="store_true",
+                    help="judge every unit: reuse no recorded verdict (the verdict cache is still written)")
+    group.addoption("--passgate-changed-since", metavar="GITREF",
+                    help="judge only the units whose recorded dependencies include a file changed since GITREF")
+    group.addoption("--passgate-affected-by", nargs="+", metavar="FILE",
+                    help="judge only the units whose recorded dependencies include one of these files")
 
 
 def pytest_configure(config):
@@ -146,6 +152,25 @@ def pytest_collection_modifyitems(config, items):
 _UNITS: dict = {}
 
 
+def incremental(config):
+    """This process's verdict cache and affected-only selection (harness/run/incremental.py), built once."""
+    if not hasattr(config, "_passgate_incremental"):
+        from harness.graphs.cache import default_cache_root
+        from harness.run import affected
+        from harness.run.incremental import Incremental
+        from harness.run.verdicts import VerdictCache
+
+        changed = None
+        if config.getoption("--passgate-changed-since"):
+            changed = affected.changed_since(config.getoption("--passgate-changed-since"), str(ROOT))
+        if config.getoption("--passgate-affected-by"):
+            changed = (changed or set()) | affected.normalize(config.getoption("--passgate-affected-by"))
+        config._passgate_incremental = Incremental(VerdictCache(default_cache_root() / "verdicts"),
+                                                   reuse=not config.getoption("--passgate-no-incremental"),
+                                                   changed=changed)
+    return config._passgate_incremental
+
+
 def unit_results(config, unit) -> dict:
     """(pass name, check) -> CheckResult for every check of ``unit``, computed once per process.
 
@@ -160,34 +185,115 @@ def unit_results(config, unit) -> dict:
 
         p = _plan(config)
         batch = [u for u in p.units() if _group(u) == _group(unit)] if _batched(unit) else [unit]
-        graphs = list(dict.fromkeys(u.graph for u in batch if u.needs_case))
-        cases = dict(zip(graphs, load_cases([p.specs_by_name[g] for g in graphs])))
         got: dict = {u: {} for u in batch}
         by_graph = {u.graph: u for u in batch}
         # Catalog entries run in forked workers (harness/run/isolation.py): a pass that segfaults or hangs
         # in native code fails its own items with the signal instead of taking the xdist worker down.
-        for r in p.run(batch, cases, RunConfig(isolate=forking.available())):
+        # Units whose recorded verdicts still hold are reused; cases are loaded only for those that run.
+        for r in incremental(config).execute(p, batch, RunConfig(isolate=forking.available()),
+                                             load_cases=lambda specs: load_cases(specs, loaded=_case_loaded)):
             got[by_graph[r.graph]][(r.pass_name, r.check)] = r
         _UNITS.update(got)
     return _UNITS[unit]
 
 
+_CASES: dict = {}  # case name -> its record and ops, in this process (see _case_loaded)
+_PENDING_CASES: list = []  # names loaded since the last item's report: sent with the next one
+
+
+def _case_loaded(index: int, case) -> None:
+    """Remember a case's record (cache or lowered, seconds) and ops, for the controller's report.
+
+    Cases are loaded in the xdist workers, the report is written on the
+    controller: what the controller learns of a worker travels in the items'
+    ``user_properties``, so the next item's report carries it
+    (:func:`pytest_runtest_makereport`), once per case and worker.
+    """
+    if case.name in _CASES:
+        return
+    from harness.graphs.op_coverage import case_ops
+
+    try:
+        ops = case_ops(case)
+        keys = sorted(set(ops) | set(getattr(ops, "dtype_keys", ())))
+    except Exception:  # noqa: BLE001 - a case without a readable graph has no ops to count
+        keys = []
+    spec = case.spec
+    _CASES[case.name] = {"name": case.name, "source": spec.source, "key": spec.key, "from_cache": case.from_cache,
+                         "lower_seconds": round(case.lower_seconds, 4), "ops": keys}
+    _PENDING_CASES.append(case.name)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Attach the case records loaded during this item to its report (``passgate_case`` user properties)."""
+    if call.when == "call" and _PENDING_CASES:
+        for name in _PENDING_CASES:
+            item.user_properties.append(("passgate_case", json.dumps(_CASES[name], default=str)))
+        _PENDING_CASES.clear()
+    yield
+
+
 def pytest_runtest_logreport(report):
-    """On the controller (and without xdist): gather each item's CheckResult."""
+    """On the controller (and without xdist): gather each item's CheckResult and the case records."""
     if report.when != "call" and not (report.when == "setup" and report.skipped):
         return
     for name, value in report.user_properties:
         if name == "passgate_result":
             _controller_results.append(json.loads(value))
+        elif name == "passgate_unit":
+            key, state = json.loads(value)
+            _controller_units[key] = state
+        elif name == "passgate_case":
+            _case_record(json.loads(value))
 
 
 _controller_results: list = []
+_controller_units: dict = {}  # unit key -> ran / reused / not_affected (harness/run/incremental.py)
+
+
+def _incremental_section(config) -> dict:
+    """results.json's ``incremental`` section for the whole suite: units counted once, whichever worker ran them."""
+    states = list(_controller_units.values())
+    inc = incremental(config)
+    return {"run": inc.run, "reuse": inc.reuse, "units": len(states), "ran": states.count("ran"),
+            "reused": states.count("reused"), "not_affected": states.count("not_affected"),
+            "changed_files": sorted(inc.changed) if inc.changed is not None else None,
+            "cache": str(inc.cache.root) if inc.cache is not None else None}
+_controller_cases: dict = {}
+
+
+def _read_reused_cases(p, results) -> None:
+    """The cases of graphs no worker loaded (every unit on them reused its recorded verdicts), read here.
+
+    A reused unit loads no case, so without this a fully reused run would
+    report no cases and no op coverage. Read from the lowered-graph cache on
+    the controller (tens of ms a case; lowered only if the cache lost it),
+    marked ``reused`` so the timings do not count them as this run's work.
+    """
+    missing = [p.specs_by_name[g] for g in dict.fromkeys(r.graph for r in results)
+               if g in p.specs_by_name and g not in _controller_cases]
+    if not missing:
+        return
+    from harness.graphs.cases import load_cases
+
+    load_cases(missing, loaded=_case_loaded)
+    for spec in missing:
+        _case_record({**_CASES[spec.name], "reused": True})
+    _PENDING_CASES.clear()  # the controller's own reads: nothing to send anywhere
+
+
+def _case_record(record: dict) -> None:
+    """Keep one record per case; the one that lowered it in this run over one that read the cache."""
+    old = _controller_cases.get(record["name"])
+    if old is None or (old.get("from_cache") and not record.get("from_cache")):
+        _controller_cases[record["name"]] = record
 
 
 def pytest_sessionfinish(session, exitstatus):
     config = session.config
-    if hasattr(config, "workerinput") or not _controller_results:
-        return  # workers send their results to the controller; it writes the report
+    if hasattr(config, "workerinput") or not (_controller_results or _controller_units):
+        return  # workers send their results to the controller; it writes the report (also when none was affected)
     from harness.core.config import configuration
     from harness.core.results import CheckResult
     from harness.report import baseline as bl
@@ -209,10 +315,17 @@ def pytest_sessionfinish(session, exitstatus):
         graph_selection=p.profile.graphs))
     s.results = results
     s.waived = set(_known(config))
+    # the cases the workers loaded (cache or lowered, seconds) and their ops: the report's timings and op coverage
+    _read_reused_cases(p, results)
+    s.cases = [{k: v for k, v in c.items() if k != "ops"} for c in _controller_cases.values()]
+    s.op_sets = {c["name"]: set(c.get("ops") or ()) for c in _controller_cases.values()}
     gate = g.to_json()
     known = [{"pass": a, "graph": b, "check": c, "reason": r} for (a, b, c), r in sorted(_known(config).items())]
-    s.finish(extra={"gate": gate, "known_violations": known})
+    written: dict = {}
+    s.writers = [*s.writers, lambda _dir, doc: written.update(doc=doc)]  # the document, for the terminal summary
+    s.finish(extra={"gate": gate, "known_violations": known, "incremental": _incremental_section(config)})
     config._passgate_gate = g
+    config._passgate_doc = written.get("doc")
     config._passgate_report_dir = report_dir
 
 
@@ -221,7 +334,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if g is None:
         return
     from harness.report import baseline as bl
+    from harness.report import terminal
 
     for line in bl.render(g).splitlines()[:40]:
         terminalreporter.write_line(line)
-    terminalreporter.write_line(f"passgate: conformance report written to {config._passgate_report_dir}")
+    inc = _incremental_section(config)
+    terminalreporter.write_line(f"passgate: incremental: {inc['ran']} units ran, {inc['reused']} reused, "
+                                f"{inc['not_affected']} not affected")
+    doc = getattr(config, "_passgate_doc", None)
+    if doc is None:
+        terminalreporter.write_line(f"passgate: conformance report written to {config._passgate_report_dir}")
+        return
+    # every status's count, the headline summary.md / report.html / junit.xml state, and the files to open
+    for line in terminal.closing(doc, config._passgate_report_dir):
+        terminalreporter.write_line(line)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conformance.conftest import unit_results
+from conformance.conftest import incremental, unit_results
 
 
 def test_check(conformance_item, request):
@@ -14,6 +14,11 @@ def test_check(conformance_item, request):
 
     unit, pass_name, check = conformance_item
     result = unit_results(request.config, unit).get((pass_name, check))
+    state = incremental(request.config).states.get(unit.key)
+    if state:  # ran / reused / not_affected: the controller counts units for the summary
+        request.node.user_properties.append(("passgate_unit", json.dumps([unit.key, state])))
+    if state == "not_affected":
+        pytest.skip("not affected: no file its recorded dependencies include changed")
     if result is None:
         pytest.skip(f"{check} was not judged here (a pipeline stopped before this step, or it does not apply)")
     request.node.user_properties.append(("passgate_result", json.dumps(result.to_json(), default=str)))

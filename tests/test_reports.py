@@ -86,7 +86,7 @@ def test_junit_failure_carries_repro_path_and_shrunk_graph(tmp_path, doc):
 
 def test_markdown_summary_says_what_failed(run_dir, doc):
     md = (run_dir / "summary.md").read_text()
-    assert md.startswith("## ❌ passgate check: FAIL: 3 violations")
+    assert md.startswith("## ❌ passgate check: FAIL: 3 new violations")
     for check in ("meta_val", "meta_stack_trace", "meta_nn_module_stack"):
         assert f"`{check}`" in md
     assert "Regressions" not in md  # no gate: no empty section
@@ -243,4 +243,4 @@ def test_baseline_gate_section_is_rendered_and_its_known_violations_waived(tmp_p
     assert failed == [f"{regression['graph']}::{regression['check']}"]
     md = (tmp_path / "summary.md").read_text()
     assert "### Regressions against `reports/baseline.json`: 1" in md and "fixed upstream" in md
-    assert "1 violation(s)" in md and f"{len(known)} known" in md
+    assert f"FAIL: 1 new violation, {len(known)} known, 1 fixed" in md

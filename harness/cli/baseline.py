@@ -8,6 +8,14 @@ reason where the catalog has one, else the reason of the triage rules content
 registers under the ``passgate.triage`` entry point group (passgate's own:
 ``passes/triage.py``), and is marked ``untriaged`` otherwise, so a reviewer
 sees in the diff what still needs a reason.
+
+What happens to each old entry (``update --help`` says the same): a known
+one (the run violates it again) is *refreshed*, its ``message`` set to the
+violation's first line now, its reason kept; a fixed one (the check held)
+and a stale one (its pair ran but the check was not judged, or fails only as
+a should-level warning: :func:`harness.report.baseline.entry_state`) are
+*dropped*, and the command names both; so is an entry whose pair the run did
+not run at all, since the baseline records exactly the run's violations.
 """
 
 from __future__ import annotations
@@ -23,18 +31,25 @@ __all__ = ["add_parser", "run_update", "run_show"]
 
 
 def add_parser(sub) -> None:
-    from harness.cli.run import add_run_arguments
+    from harness.cli.run import add_incremental_arguments, add_run_arguments
 
     p = sub.add_parser("baseline", help="write (update) or show the gate's baseline of known violations",
                        description="Manage reports/baseline.json, the known violations `passgate run --baseline` "
                                    "waives, each with its reason.")
     inner = p.add_subparsers(dest="baseline_command", metavar="ACTION", parser_class=type(p))
-    up = inner.add_parser("update", help="rewrite the baseline from a run (or from --from RESULTS)")
+    up = inner.add_parser("update", help="rewrite the baseline from a run (or from --from RESULTS)",
+                          description="Record exactly the violations of one run. Entries the run violates again "
+                          "are refreshed (message updated, reason kept); new violations get the catalog's or the "
+                          "triage rules' reason, else are marked untriaged; fixed entries (the check held) and stale "
+                          "entries (their pass x graph ran but the check was not judged, or fails only as a "
+                          "should-level warning) are dropped and listed; entries of pairs the run did not run are "
+                          "dropped too, so update from a run that covers the whole baseline.")
     up.add_argument("--baseline", default="reports/baseline.json", metavar="FILE",
                     help="the baseline to write (default reports/baseline.json); reasons already in it are kept")
     up.add_argument("--from", dest="from_results", metavar="RESULTS",
                     help="take the violations of this results.json (or its folder) instead of running")
     add_run_arguments(up)
+    add_incremental_arguments(up)  # the run it records from reuses unchanged verdicts unless --no-incremental
     up.set_defaults(run=run_update)
     show = inner.add_parser("show", help="list the baseline's entries")
     show.add_argument("--baseline", default="reports/baseline.json", metavar="FILE")
@@ -130,7 +145,21 @@ def run_update(args) -> int:
     untriaged = sum(1 for e in new.entries if e.kind == "untriaged")
     print(f"passgate: baseline {path}: {len(new.entries)} known violation(s) (+{len(new_keys - old_keys)} "
           f"-{len(old_keys - new_keys)}), {untriaged} untriaged", file=sys.stdout)
+    if previous:
+        _say_dropped(bl.gate(results, previous, args.strict))
     return 0
+
+
+def _say_dropped(g) -> None:
+    """Name the entries the update dropped as fixed or stale, and count the refreshed ones."""
+    if g.known:
+        print(f"passgate: refreshed {len(g.known)} known entr{'y' if len(g.known) == 1 else 'ies'} "
+              "(message updated, reason kept)", file=sys.stdout)
+    for what, entries in (("fixed (the check holds)", g.fixed),
+                          ("stale (its pair ran; the check is now {now}, not a violation)", g.stale)):
+        for e in entries:
+            print(f"passgate: dropped {what.format(now=e.get('now', ''))}: {e['pass']} x {e['graph']} x "
+                  f"{e['check']}", file=sys.stdout)
 
 
 def run_show(args) -> int:

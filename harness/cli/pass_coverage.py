@@ -63,7 +63,8 @@ def render(doc: dict) -> str:
 
 
 def _run_args(args) -> list[str]:
-    run_args = ["run", "--profile", args.profile, "--no-isolation", "-q", "--report", args.report]
+    # --no-incremental: a reused verdict executes no pass code, so coverage would read it as never run
+    run_args = ["run", "--profile", args.profile, "--no-isolation", "--no-incremental", "-q", "--report", args.report]
     run_args += ["--catalog", *args.catalog] if args.catalog else []
     run_args += ["--graphs", *args.graphs] if args.graphs else []
     run_args += ["--cache-dir", args.cache_dir] if args.cache_dir else []

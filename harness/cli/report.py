@@ -79,9 +79,10 @@ def run_merge(args) -> int:
         raise RuntimeError(f"merged report does not follow the schema: {errors[0]}")
     out = _write(args.out, merged)
     if not args.quiet:
-        s = merged["summary"]
-        print(f"passgate: merged {len(docs)} shards: {s['total']} checks, {s['by_status']['fail']} fail, "
-              f"{s['by_status']['error']} error, {s['violations']} violations; report: {out / 'results.json'}")
+        from harness.report import terminal
+
+        # the counts of every status, the headline every report states, and where they are
+        print(f"passgate: merged {len(docs)} shards: " + "\n".join(terminal.closing(merged, out))[len("passgate: "):])
     return int(merged["exit_status"] != 0)
 
 
@@ -114,5 +115,8 @@ def run_render(args) -> int:
     out = args.out or str(src.parent if src.name.endswith(".json") else src)
     out_dir = report_json.ensure_writable(out)
     paths = writers.write_all(out_dir, doc)
+    from harness.report import headline
+
+    print(f"passgate: {headline.compute(doc).text()}", file=sys.stdout)
     print("passgate: wrote " + ", ".join(str(p) for p in paths), file=sys.stdout)
     return ExitCode.OK

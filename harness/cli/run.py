@@ -10,12 +10,14 @@ the baseline does not record (a regression); fixed ones are reported.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import replace
 
 from harness.cli.check import add_common_run_options, configure_cache, judge_exercised
 
-__all__ = ["add_parser", "add_run_arguments", "catalog_section", "annotate_known", "plan_of", "run"]
+__all__ = ["add_parser", "add_run_arguments", "add_incremental_arguments", "incremental_of", "catalog_section",
+           "annotate_known", "plan_of", "run"]
 
 
 def add_parser(sub) -> None:
@@ -32,7 +34,22 @@ def add_parser(sub) -> None:
     )
     add_run_arguments(p)
     p.add_argument("--baseline", metavar="FILE", help="gate against this baseline (e.g. reports/baseline.json)")
+    add_incremental_arguments(p)
     p.set_defaults(run=run)
+
+
+def add_incremental_arguments(p) -> None:
+    """The verdict cache and affected-only selection (harness/run/incremental.py); ``run`` only, never certify."""
+    p.add_argument("--incremental", action=argparse.BooleanOptionalAction, default=True,
+                   help="reuse the recorded results of units whose executed files, case, checks and versions are "
+                        "unchanged (the verdict cache under the cache folder's verdicts/; default on); "
+                        "--no-incremental runs every unit (and still records them)")
+    p.add_argument("--changed-since", metavar="GITREF",
+                   help="run only the units whose recorded dependencies include a file changed since GITREF "
+                        "(git diff GITREF, untracked files included); units with no record always run")
+    p.add_argument("--affected-by", nargs="+", metavar="FILE",
+                   help="run only the units whose recorded dependencies include one of these files "
+                        "(units with no record always run)")
 
 
 def add_run_arguments(p) -> None:
@@ -109,6 +126,28 @@ def _catalog_text(p, applied: dict, results: list) -> str:
     return "\n".join(lines)
 
 
+def incremental_of(args):
+    """The :class:`harness.run.incremental.Incremental` ``run``'s options ask for.
+
+    With ``--no-cache`` there is no verdict cache: nothing is reused or recorded, and every unit is
+    affected (there is no record to say otherwise)."""
+    from pathlib import Path
+
+    from harness.graphs import cache as case_cache
+    from harness.run import affected, incremental, verdicts
+
+    changed = None
+    if getattr(args, "changed_since", None):
+        changed = affected.changed_since(args.changed_since)
+    if getattr(args, "affected_by", None):
+        changed = (changed or set()) | affected.normalize(args.affected_by)
+    if getattr(args, "no_cache", False):
+        return incremental.Incremental(None, reuse=False, changed=changed)
+    root = case_cache.default_cache_root() if not getattr(args, "cache_dir", None) else args.cache_dir
+    return incremental.Incremental(verdicts.VerdictCache(Path(root) / "verdicts"),
+                                   reuse=getattr(args, "incremental", True), changed=changed)
+
+
 def run(args) -> int:
     from harness.core.config import RunConfig, configuration
     from harness.report import baseline as bl
@@ -118,6 +157,7 @@ def run(args) -> int:
     from harness.run.session import Session
 
     base = bl.load(args.baseline) if getattr(args, "baseline", None) else None  # bad baseline: exit 2 before any work
+    inc = incremental_of(args)  # a bad --changed-since: exit 2 before any work
     p = plan_of(args)
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
@@ -139,15 +179,18 @@ def run(args) -> int:
 
     def body(s: Session) -> None:
         units = p.units()
-        cases = {c.name: c for c in s.load_cases(p.needed_specs())}
         total = sum(u.pairs for u in units)
-        p.run(units, cases, replace(config, skip=s.done_pairs), Tally(s.record, total))
+        # reused units load no case; not affected ones do not run (harness/run/incremental.py)
+        inc.execute(p, units, replace(config, skip=s.done_pairs), Tally(s.record, total), load_cases=s.load_cases)
+        inc.case_notes(p, s)  # cases only reused units ran on: reported from the cache's notes, not loaded
+        s.note(inc.counts.text())
         # the entries (and SPEC passes) are the passes under test: pipeline steps and partitioners are not
         judge_exercised(s, [e.name for e in p.runnable] + [x.name for x in p.passes], shard)
 
     def extra() -> dict:
         annotate_known(session.results, p.entries, p.specs_by_name)
-        doc = {"catalog": catalog_section(p.entries, p.runnable, p.applied, p.skipped_slow)}
+        doc = {"catalog": catalog_section(p.entries, p.runnable, p.applied, p.skipped_slow),
+               "incremental": inc.to_json()}
         if base is not None:
             g = bl.gate(session.results, base, args.strict, args.baseline)
             session.waived = g.waived()

@@ -42,6 +42,9 @@ class RunConfig:
     skip_checks: tuple = ()
     """(check id, reason) pairs not judged but reported ``skip`` with their reason: checks that do not apply
     to how a catalog entry is built (e.g. a pass constructed afresh per call cannot be deterministic)."""
+    record_deps: bool = False
+    """Record the source files each pair executes (:mod:`harness.run.deps`), for the verdict cache; not part of
+    any verdict, so it is left out of the cache key."""
 
     def wants(self, check: str) -> bool:
         if any(check == c for c, _ in self.skip_checks):

@@ -4,7 +4,11 @@
   ``junit.xml`` (:mod:`.junit_xml`), ``summary.md`` (:mod:`.summary_md`) and
   ``report.html`` (:mod:`.report_html`), all rendering the one read-only model
   of a results document (:mod:`.view`); :mod:`.writers` is the only module
-  that knows every renderer;
+  that knows every renderer; :mod:`.html_tables` holds report.html's timing,
+  case and op-coverage tables;
+- the one headline every format states (:mod:`.headline`: gate verdict, new,
+  known, fixed, stale, warnings) and what a run prints when it ends
+  (:mod:`.terminal`: reasons of each failure, counts, headline, report files);
 - work on results after the run: diff of two runs (:mod:`.diff`), the
   shard parts of one run merged (:mod:`.merge`), the baseline gate (:mod:`.baseline`) and certification bundles
   (:mod:`.certify`).

@@ -11,7 +11,13 @@ issue, like the waivers of the Vulkan CTS. A run compared to it yields:
 - ``fixed``: recorded violations whose check now ran and held; reported so
   the baseline can be tightened (``passgate baseline update``);
 - ``not_evaluated``: recorded ones this run did not judge (other graphs,
-  other catalogs, or the check was skipped).
+  other catalogs, or the check was skipped);
+- ``stale``: recorded ones whose pass x graph pair *did* run but which no
+  longer match a violation: the check was not judged (skipped, not
+  applicable, absent), or it fails only as a should-level warning. A subset
+  of ``not_evaluated`` plus those warnings (never counted as ``fixed``): the
+  baseline names something this run cannot confirm, so the entry is reported,
+  and ``passgate baseline update`` drops it (see :func:`entry_state`).
 
 An unreadable, truncated or wrong-schema baseline is bad input: a one-line
 :class:`UsageError` (exit 2), never a silently empty gate.
@@ -30,14 +36,37 @@ from harness.core.io import atomic_write_bytes
 from harness.core.results import CheckResult, Status
 
 __all__ = [
-    "DEFAULT_PATH", "SCHEMA", "SCHEMA_VERSION", "Baseline", "BaselineEntry", "Gate", "gate", "load", "render",
-    "save", "updated",
+    "DEFAULT_PATH", "ENTRY_STATES", "SCHEMA", "SCHEMA_VERSION", "Baseline", "BaselineEntry", "Gate", "entry_state",
+    "gate", "load", "render", "save", "updated",
 ]
 
 SCHEMA = "passgate-baseline"
 SCHEMA_VERSION = 1
 DEFAULT_PATH = "reports/baseline.json"
 _JUDGED = (Status.PASS, Status.FAIL, Status.ERROR)
+ENTRY_STATES = ("known", "fixed", "stale", "not_evaluated")
+
+
+def entry_state(status: Optional[str], level: str, pair_ran: bool, strict: bool = False) -> str:
+    """What a baseline entry is in a run: one of :data:`ENTRY_STATES`.
+
+    ``status`` / ``level`` are those of the entry's own record in the run
+    (None when there is none); ``pair_ran`` says whether its pass x graph ran
+    at all. The one classification both the gate (over CheckResults) and the
+    report headline (over a results.json) use, so they never disagree:
+
+    - ``known``: the check is a violation again (error, must fail, should fail under --strict);
+    - ``fixed``: the check ran and held;
+    - ``stale``: the pair ran but the check was not judged, or fails only as a should-level warning;
+    - ``not_evaluated``: the pair did not run (other graphs, catalogs, shards): nothing to say.
+    """
+    if status == "error" or (status == "fail" and (level == "must" or strict)):
+        return "known"
+    if status == "pass":
+        return "fixed"
+    if status == "fail":
+        return "stale"  # recorded as a violation, now only a should-level warning
+    return "stale" if pair_ran else "not_evaluated"
 
 
 @dataclass(frozen=True)
@@ -130,6 +159,7 @@ class Gate:
     known: list[dict]
     not_evaluated: list[dict]
     baseline: str = ""
+    stale: list[dict] = field(default_factory=list)  # see entry_state: the pair ran, the entry matched nothing
 
     @property
     def passed(self) -> bool:
@@ -151,15 +181,22 @@ def _first_line(text: str) -> str:
 def gate(results: Iterable[CheckResult], baseline: Baseline, strict: bool = False, path: str = "") -> Gate:
     results = list(results)
     recorded = baseline.by_key()
-    violations = {(r.pass_name, r.graph, r.check): r for r in results if r.is_violation(strict)}
-    judged = {(r.pass_name, r.graph, r.check) for r in results if r.status in _JUDGED}
+    by_key = {(r.pass_name, r.graph, r.check): r for r in results}
+    pairs = {(r.pass_name, r.graph) for r in results}
+    violations = {k: r for k, r in by_key.items() if r.is_violation(strict)}
+    judged = {k for k, r in by_key.items() if r.status in _JUDGED}
     regressions = [{"pass": p, "graph": g, "check": c, "status": r.status.value, "message": _first_line(r.message)}
                    for (p, g, c), r in sorted(violations.items()) if (p, g, c) not in recorded]
     known = [{**recorded[k].to_json(), "now": _first_line(violations[k].message)}
              for k in sorted(violations) if k in recorded]
-    fixed = [e.to_json() for k, e in sorted(recorded.items()) if k in judged and k not in violations]
+    state = {k: entry_state(by_key[k].status.value if k in by_key else None,
+                            by_key[k].level.value if k in by_key else "must", k[:2] in pairs, strict)
+             for k in recorded}
+    fixed = [e.to_json() for k, e in sorted(recorded.items()) if state[k] == "fixed"]
     not_evaluated = [e.to_json() for k, e in sorted(recorded.items()) if k not in judged]
-    return Gate(regressions, fixed, known, not_evaluated, path)
+    stale = [{**e.to_json(), "now": (by_key[k].status.value if k in by_key else "absent")}
+             for k, e in sorted(recorded.items()) if state[k] == "stale"]
+    return Gate(regressions, fixed, known, not_evaluated, path, stale)
 
 
 def updated(results: Iterable[CheckResult], previous: Optional[Baseline], reasons=None, strict: bool = False,
@@ -191,9 +228,12 @@ def updated(results: Iterable[CheckResult], previous: Optional[Baseline], reason
 
 def render(g: Gate) -> str:
     lines = [f"passgate: gate against {g.baseline or 'the baseline'}: {len(g.regressions)} regression(s), "
-             f"{len(g.known)} known, {len(g.fixed)} fixed, {len(g.not_evaluated)} not evaluated"]
+             f"{len(g.known)} known, {len(g.fixed)} fixed, {len(g.stale)} stale, {len(g.not_evaluated)} not evaluated"]
     for d in g.regressions:
         lines.append(f"passgate: REGRESSION {d['pass']} x {d['graph']} x {d['check']}: {d['message']}")
     for d in g.fixed:
         lines.append(f"passgate: fixed (now holds; update the baseline): {d['pass']} x {d['graph']} x {d['check']}")
+    for d in g.stale:
+        lines.append(f"passgate: stale baseline entry (its pair ran, the check is {d['now']}; `passgate baseline "
+                     f"update` drops it): {d['pass']} x {d['graph']} x {d['check']}")
     return "\n".join(lines)

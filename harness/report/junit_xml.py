@@ -13,6 +13,13 @@ for a run that exits 0:
   ``<skipped>`` whose message says so (pytest reports xfail the same way);
 - skip / not_applicable: ``<skipped>`` with the reason.
 
+Every ``<testsuite>`` carries the run's headline as ``passgate.*``
+properties (``passgate.verdict``, ``passgate.new_violations``,
+``passgate.known_violations``, ``passgate.fixed``,
+``passgate.stale_baseline_entries``, ``passgate.should_warnings``,
+``passgate.headline``, ...): the numbers :mod:`harness.report.headline`
+gives every other format, for a CI job that reads only this file.
+
 Written with ElementTree, so escaping is the library's job; characters XML
 1.0 cannot carry (control bytes from a traceback) are dropped.
 """
@@ -24,6 +31,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from harness.core.io import atomic_write_bytes
+from harness.report import headline as hl
 from harness.report import view as reports
 
 __all__ = ["FILE", "render", "testcase", "write"]
@@ -78,6 +86,7 @@ def testcase(record: dict, strict: bool, known: set) -> ET.Element:
 
 def render(doc: dict) -> bytes:
     v = reports.view(doc)
+    head = hl.compute(v).properties()
     env = doc.get("environment") or {}
     root = ET.Element("testsuites", {"name": "passgate"})
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
@@ -93,6 +102,8 @@ def render(doc: dict) -> bytes:
         seed = (doc.get("configuration") or {}).get("seed")
         if seed is not None:
             ET.SubElement(props, "property", {"name": "seed", "value": str(seed)})
+        for name, value in head:
+            ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
         for r in records:
             tc = testcase(r, v.strict, v.known)

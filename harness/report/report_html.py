@@ -22,7 +22,11 @@ entry-point name). A section that fails to load or render becomes a one-line
 note in its place (and a warning on stderr), never a lost report.
 
 The verdict colours come from :mod:`harness.report.view`, the same
-classification the JUnit and Markdown reports and the exit status use.
+classification the JUnit and Markdown reports and the exit status use, and
+the banner and the first row of cards are :mod:`harness.report.headline`'s
+numbers (new, known, fixed, stale, warnings), stated once for every format:
+the raw status cards below them add up to the check count, and a matrix
+cell names each failed check with what it is (new, known, warning).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from typing import Callable, Optional
 
 from harness.core import plugins
 from harness.core.io import atomic_write_bytes
+from harness.report import headline as hl
+from harness.report import html_tables
 from harness.report import view as reports
 
 __all__ = ["CSS", "FILE", "MAX_FAILURES", "render", "write"]
@@ -43,6 +49,10 @@ __all__ = ["CSS", "FILE", "MAX_FAILURES", "render", "write"]
 FILE = "report.html"
 _H2_ID = re.compile(r'<h2 id="([^"]+)"')
 MAX_FAILURES = 200  # pass x graph cells listed; results.json has them all
+# what a failed record is, in words (failure list, cell titles) and as a short tag beside its check id in a cell
+_OUT_LABEL = {"fail": "new violation", "error": "harness error", "warning": "should-level: warns",
+              "known": "known violation (baselined)"}
+_OUT_TAG = {"fail": "new", "error": "error", "warning": "warn", "known": "known"}
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
@@ -78,6 +88,12 @@ pre{background:#f3f4f6;padding:8px;overflow-x:auto;font-size:12px;margin:6px 0;w
 .bar.red{background:#d9534f}
 img.plot{max-width:100%;background:#fff;border:1px solid #d9dde3;margin:6px 0}
 .muted{color:#6b7280}
+.tiles.gate .tile{border-width:2px}.tile.new b{color:#b3261e}.tile.known b{color:#3b6491}
+.tile.warn b{color:#8a5a00}.tile.stale b{color:#6b4a00}.tile.zero b{color:#1d2330}
+.ids .o-fail,.ids .o-error{color:#8f1d17;font-weight:700}.ids .o-known{color:#2f557f}.ids .o-warning{color:#6b4a00}
+.ids i{font-style:normal;font-size:9.5px;opacity:.8}
+.badge.o-fail{background:#f5c2c0}.badge.o-error{background:#c9a3e6}.badge.o-known{background:#d6e4f0;color:#2f557f}
+.badge.o-warning{background:#ffe8a3;color:#6b4a00}
 .nx{font-size:10px;font-weight:600;padding:0 4px;margin-left:4px;border-radius:3px;background:#ffe8a3;color:#6b4a00;white-space:nowrap}
 """
 
@@ -103,14 +119,14 @@ def _link(path: str, report_dir: Optional[Path]) -> str:
     return escape(p.as_uri(), quote=True)
 
 
-def _header(v: reports.View) -> str:
+def _header(v: reports.View, h: hl.Headline) -> str:
     doc = v.doc
-    state = reports.headline(v)
     cfg = doc.get("configuration") or {}
     env = doc.get("environment") or {}
-    sub = (f"{_e(cfg.get('command', ''))} · seed {_e(cfg.get('seed', '-'))} · started {_e(doc.get('started_at'))} · "
-           f"{_e(doc.get('duration_s'))} s · torch {_e(env.get('torch'))} · executorch {_e(env.get('executorch'))}")
-    return (f'<header class="banner {state.split(":")[0]}"><h1>passgate: {_e(state)}</h1>'
+    sub = (f"{_e(h.counts())} ({_e(h.scope())}) · {_e(cfg.get('command', ''))} · seed {_e(cfg.get('seed', '-'))} · "
+           f"started {_e(doc.get('started_at'))} · {_e(doc.get('duration_s'))} s · torch {_e(env.get('torch'))} · "
+           f"executorch {_e(env.get('executorch'))}")
+    return (f'<header class="banner {h.verdict}"><h1>passgate: {_e(h.text())}</h1>'
             f'<div class="sub">{sub}</div></header>')
 
 
@@ -129,32 +145,55 @@ def _notices(doc: dict) -> str:
     if shard:
         out.append(f'<div class="notice">Shard {_e(shard)} only: merge the shards with '
                    f'<code>passgate report merge</code> for the whole run.</div>')
+    inc = doc.get("incremental")
+    if inc and (inc.get("reused") or inc.get("not_affected")):  # results reused from the verdict cache carry details.reused
+        out.append(f'<div class="notice">Incremental run: {_e(inc.get("ran"))} units ran, {_e(inc.get("reused"))} '
+                   f'reused from earlier runs (unchanged files, case, checks and versions), '
+                   f'{_e(inc.get("not_affected"))} not affected by the change and not run.</div>')
     return "".join(out)
 
 
-def _tiles(v: reports.View) -> str:
-    by = v.doc.get("summary", {}).get("by_status", {})
-    tiles = [("checks", v.doc.get("summary", {}).get("total", 0)), ("violations", len(v.violations)),
-             ("pass", by.get("pass", 0)), ("fail", by.get("fail", 0)), ("error", by.get("error", 0)),
-             ("skip", by.get("skip", 0)), ("n/a", by.get("not_applicable", 0)),
-             ("passes", len(v.passes)), ("graphs", len(v.graphs))]
+def _tile(n, label: str, cls: str = "", title: str = "") -> str:
+    return f'<div class="tile {cls}" title="{_e(title)}"><b>{_e(n)}</b><span>{_e(label)}</span></div>'
+
+
+def _tiles(v: reports.View, h: hl.Headline) -> str:
+    """The headline's numbers (gate), then every status (adding up to the checks) and the run's scope."""
+    gate = [(h.new, "new violations", "new", "gating failures no baseline records"),
+            (h.known, "known (baselined)", "known", "violations the baseline or the suite records: waived"),
+            (h.fixed, "fixed", "", "baseline entries whose check now holds"),
+            (h.stale, "stale baseline entries", "stale", "their pair ran, they matched no violation"),
+            (h.warnings, "should-level warnings", "warn", "should-level fails; gate only with --strict")]
+    by = h.by_status
+    fails = f"{by['fail']} fail = {h.new} new + {h.known} known + {h.warnings} warnings (errors apart)"
+    counts = [(h.total, "checks", "", ""), (by["pass"], "pass", "", ""), (by["fail"], "fail", "", fails),
+              (by["error"], "error", "", ""), (by["skip"], "skip", "", ""), (by["not_applicable"], "n/a", "", ""),
+              (len(v.passes), "passes", "", ""), (len(v.graphs), "graphs", "", "")]
     if reports.exercised(v):
-        tiles.append(("not exercised", len(reports.not_exercised(v))))
-    return '<div class="tiles">' + "".join(f'<div class="tile"><b>{_e(n)}</b><span>{_e(t)}</span></div>'
-                                           for t, n in tiles) + "</div>"
+        counts.append((len(reports.not_exercised(v)), "not exercised", "", ""))
+    row = "".join(_tile(n, t, c + (" zero" if not n else ""), why) for n, t, c, why in gate)
+    return (f'<div class="tiles gate">{row}</div><div class="tiles">'
+            + "".join(_tile(n, t, c, why) for n, t, c, why in counts) + "</div>")
 
 
-def _gate(doc: dict) -> str:
+def _gate(doc: dict, h: hl.Headline) -> str:
     if not doc.get("gate"):
         return ""
     g = reports.gate(doc)
     parts = [f'<h2 id="gate">Gate{" against " + _e(g["baseline"]) if g.get("baseline") else ""}: '
-             f'{len(g["regressions"])} regression(s), {len(g["fixed"])} fixed</h2>']
-    for title, rows in (("Regressions", g["regressions"]), ("Fixed", g["fixed"])):
+             f'{len(g["regressions"])} regression(s), {h.known} known, {h.fixed} fixed, {h.stale} stale</h2>']
+    if h.stale:
+        parts.append('<p class="muted">Stale: the entry\'s pass x graph ran but it matched no violation (the check '
+                     'was not judged, or fails only as a should-level warning); <code>passgate baseline update'
+                     '</code> drops it.</p>')
+    for title, rows in (("Regressions", g["regressions"]), ("Fixed", h.fixed_entries), ("Stale", h.stale_entries)):
         if rows:
-            parts.append(f"<h3>{title}</h3><table><tr><th>pass</th><th>graph</th><th>check</th><th>message</th></tr>")
+            parts.append(f"<h3>{title}</h3><table><tr><th>pass</th><th>graph</th><th>check</th><th>"
+                         f"{'reason' if title == 'Stale' else 'message'}</th></tr>")
             parts += [f"<tr><td>{_e(c.get('pass_name'))}</td><td>{_e(c.get('graph'))}</td><td>{_e(c.get('check'))}"
-                      f"</td><td>{_e(c.get('message') or c.get('reason'))}</td></tr>" for c in rows]
+                      f"{'' if title != 'Stale' else ' (now ' + _e(c.get('now')) + ')'}</td><td>"
+                      f"{_e((c.get('reason') if title == 'Stale' else None) or c.get('message') or c.get('reason'))}"
+                      "</td></tr>" for c in rows]
             parts.append("</table>")
     return "".join(parts)
 
@@ -185,10 +224,12 @@ def _cell(v: reports.View, p: str, g: str) -> str:
     c = v.cells.get((p, g))
     if c is None:
         return '<td class="none"></td>'
-    title = "; ".join(f"{r['check']}: {r.get('message', '')}"[:200] for r in c.records if r["status"] in ("fail", "error"))
+    title = "; ".join(f"{r['check']} ({_OUT_LABEL.get(v.outcome(r), r['status'])}): {r.get('message', '')}"[:200]
+                      for r in c.records if r["status"] in ("fail", "error"))
     inner = f'<span class="v">{_e(c.verdict)}</span>'
     if c.failing:
-        inner += '<div class="ids">' + "<br>".join(_e(x) for x in c.failing) + "</div>"
+        inner += '<div class="ids">' + "<br>".join(
+            f'<span class="o-{o}">{_e(x)}</span> <i>{_e(_OUT_TAG.get(o, o))}</i>' for o, x in v.cell_checks(c)) + "</div>"
         inner = f'<a href="#{_anchor(p, g)}">{inner}</a>'
     return f'<td class="{"na" if c.verdict == "n/a" else c.verdict}" title="{_e(title)}">{inner}</td>'
 
@@ -197,10 +238,11 @@ def _matrix(v: reports.View) -> str:
     if not v.cells:
         return '<h2 id="matrix">Pass x graph</h2><p class="muted">No checks ran.</p>'
     legend = ('<p class="legend"><span class="ok" style="background:#d4edda">ok</span>'
-              '<span style="background:#f5c2c0">fail (violation)</span><span style="background:#c9a3e6">error (harness)'
-              '</span><span style="background:#ffe8a3">warn (should-level)</span><span style="background:#d6e4f0">'
-              'known violation</span><span style="background:#eceff3">not applicable</span>'
-              '<span class="nx">not exercised</span> no case changed the pass\'s program</p>')
+              '<span style="background:#f5c2c0">fail (new violation)</span><span style="background:#c9a3e6">error '
+              '(harness)</span><span style="background:#ffe8a3">warn (should-level only)</span>'
+              '<span style="background:#d6e4f0">known (baselined violation, waived)</span><span style="background:'
+              '#eceff3">not applicable</span><span class="nx">not exercised</span> no case changed the pass\'s '
+              'program. A cell takes its worst check\'s colour; each failed check id is tagged new, known or warn.</p>')
     ex = reports.exercised(v)
     unexercised = {p: ex[p] for p in reports.not_exercised(v)}
     tables = []
@@ -250,10 +292,9 @@ def _exercised(v: reports.View) -> str:
 def _failure_entry(v: reports.View, r: dict, report_dir: Optional[Path]) -> str:
     o = v.outcome(r)
     d = r.get("details") or {}
-    label = {"fail": "violation", "error": "harness error", "warning": "should-level: warns",
-             "known": "known violation"}.get(o, o)
+    label = _OUT_LABEL.get(o, o)
     body = [f'<div class="chk {o}"><code>{_e(r["check"])}</code><span class="badge">{_e(r.get("level"))}</span>'
-            f'<span class="badge">{_e(label)}</span>', f"<pre>{_e(r.get('message') or r['status'])}</pre>"]
+            f'<span class="badge o-{o}">{_e(label)}</span>', f"<pre>{_e(r.get('message') or r['status'])}</pre>"]
     shrunk = reports.shrunk_graph(d)
     if shrunk:
         body.append(f"<div>Shrunk graph:</div><pre><code>{_e(shrunk)}</code></pre>")
@@ -265,7 +306,7 @@ def _failure_entry(v: reports.View, r: dict, report_dir: Optional[Path]) -> str:
     return "".join(body) + "</div>"
 
 
-def _failures(v: reports.View, report_dir: Optional[Path]) -> str:
+def _failures(v: reports.View, h: hl.Headline, report_dir: Optional[Path]) -> str:
     """One article per failing pass x graph (worst first), its failed checks inside: a pass that
     breaks five checks on a graph is one problem to read, not five."""
     if not v.problems:
@@ -273,8 +314,9 @@ def _failures(v: reports.View, report_dir: Optional[Path]) -> str:
     by_cell: dict[tuple[str, str], list] = {}
     for r in v.problems:  # already worst first
         by_cell.setdefault((r["pass_name"], r["graph"]), []).append(r)
-    out = [f'<h2 id="failures">Failures ({len(v.violations)} violations, {len(v.problems)} failed checks '
-           f"in {len(by_cell)} pass x graph cells)</h2>"]
+    out = [f'<h2 id="failures">Failures: {_e(hl.plural(h.new, "new violation"))}, {h.known} known, '
+           f'{_e(hl.plural(h.warnings, "should-level warning"))} ({len(v.problems)} failed checks in {len(by_cell)} '
+           "pass x graph cells)</h2>"]
     for (p, g), records in list(by_cell.items())[:MAX_FAILURES]:
         worst = v.outcome(records[0])
         entries = "".join(_failure_entry(v, r, report_dir) for r in records)
@@ -283,38 +325,6 @@ def _failures(v: reports.View, report_dir: Optional[Path]) -> str:
     if len(by_cell) > MAX_FAILURES:
         out.append(f'<p class="muted">…and {len(by_cell) - MAX_FAILURES} more cells in results.json.</p>')
     return "".join(out)
-
-
-def _timings(v: reports.View) -> str:
-    rows = reports.pass_timings(v)
-    if not rows:
-        return ""
-    top = max(t for _, t, *_ in rows) or 1.0
-    body = "".join(
-        f"<tr><td>{_e(p)}</td><td>{t:.2f}</td><td><span class=\"bar\" style=\"width:{max(1, int(220 * t / top))}px\">"
-        f"</span></td><td>{n}</td><td>{t / n:.3f}</td><td>{_e(g)} ({s:.2f} s)</td></tr>"
-        for p, t, n, g, s in rows)
-    lowered = [c for c in v.doc.get("cases", ()) if not c.get("from_cache", True)]
-    note = (f'<p class="muted">{len(v.doc.get("cases", ()))} graph cases; {len(lowered)} lowered in this run, '
-            f'the rest from the cache.</p>')
-    return (f'<h2 id="timings">Per-pass timings</h2>{note}<table><tr><th>pass</th><th>total s</th><th></th>'
-            f"<th>graphs</th><th>s / graph</th><th>slowest graph</th></tr>{body}</table>")
-
-
-def _coverage(doc: dict) -> str:
-    cov = reports.op_coverage(doc)
-    if not cov:
-        return ""
-    items = sorted(cov.items(), key=lambda kv: (kv[1], kv[0]))
-    top = max(cov.values()) or 1
-    zero = [op for op, n in items if n == 0]
-    body = "".join(f"<tr><td><code>{_e(op)}</code></td><td>{n}</td><td><span class=\"bar{' red' if n == 0 else ''}\""
-                   f" style=\"width:{max(2, int(200 * n / top))}px\"></span></td></tr>" for op, n in items)
-    head = (f'<h2 id="coverage">Op coverage: {len(cov) - len(zero)} ops in the graphs'
-            f'{f", {len(zero)} in no case" if zero else ""}</h2>'
-            '<p class="muted">Cases containing each op, least covered first.</p>')
-    return f'{head}<div class="scroll" style="max-height:420px;overflow-y:auto"><table><tr><th>op</th><th>cases</th>' \
-           f"<th></th></tr>{body}</table></div>"
 
 
 def _extra_sections() -> list[tuple[str, Callable[[dict], str]]]:
@@ -368,8 +378,10 @@ def _environment(doc: dict) -> str:
 
 def render(doc: dict, report_dir: Optional[Path] = None) -> str:
     v = reports.view(doc)
+    h = hl.compute(v)
     extra = _extra(doc)
-    sections = [_gate(doc), _matrix(v), _exercised(v), _failures(v, report_dir), _timings(v), _coverage(doc),
+    sections = [_gate(doc, h), _matrix(v), _exercised(v), _failures(v, h, report_dir), html_tables.timings(v),
+                html_tables.coverage(doc),
                 *(html for _, _, html in extra), _environment(doc)]
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (
         ("gate", "gate"), ("matrix", "matrix"), ("exercised", "exercised"), ("failures", "failures"),
@@ -377,8 +389,9 @@ def render(doc: dict, report_dir: Optional[Path] = None) -> str:
         ("coverage", "op coverage"), *((a, _e(label)) for a, label, _ in extra if a), ("environment", "environment"))
         if f'id="{s}"' in "".join(sections))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<meta name=\"viewport\" content=\"width=device-width\"><title>passgate report: {_e(reports.headline(v))}"
-            f"</title><style>{CSS}</style></head><body>{_header(v)}<main><nav>{nav}</nav>{_notices(doc)}{_tiles(v)}"
+            f"<meta name=\"viewport\" content=\"width=device-width\"><title>passgate report: {_e(h.text())}"
+            f"</title><style>{CSS}</style></head><body>{_header(v, h)}<main><nav>{nav}</nav>{_notices(doc)}"
+            f"{_tiles(v, h)}"
             f"{''.join(sections)}</main></body></html>\n")
 
 

@@ -1,6 +1,7 @@
 """``summary.md``: the run in a few lines of Markdown, for a CI job summary or a PR comment.
 
-Written for the reader who has ten seconds: the verdict first, then what
+Written for the reader who has ten seconds: the headline first (the one
+:mod:`harness.report.headline` computes for every format), then what
 regressed against the baseline, what was fixed, what fails (capped, so a
 bad run does not post a 5 MB comment: GitHub truncates job summaries at
 1 MiB and comments at 64 KiB), the passes no case made change the program
@@ -16,14 +17,16 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from harness.core.io import atomic_write_bytes
+from harness.report import headline as hl
 from harness.report import view as reports
 
-__all__ = ["FILE", "ICON", "MAX_MESSAGE", "MAX_ROWS", "cell_text", "code", "render", "write"]
+__all__ = ["FILE", "ICON", "MAX_MESSAGE", "MAX_ROWS", "OUTCOME_LABEL", "cell_text", "code", "render", "write"]
 
 FILE = "summary.md"
 MAX_ROWS = 40
 MAX_MESSAGE = 160
 ICON = {"fail": "❌", "error": "💥", "warning": "⚠️", "known": "🔕"}
+OUTCOME_LABEL = {"fail": "new violation", "error": "harness error", "warning": "warning", "known": "known (baselined)"}
 
 
 def cell_text(text, limit: int = MAX_MESSAGE) -> str:
@@ -54,16 +57,15 @@ def _change_rows(changes: list) -> list[list[str]]:
             for c in changes]
 
 
-def _head(v: reports.View) -> list[str]:
-    """The verdict line, certification and interruption notices, and the counts."""
+def _head(v: reports.View, h: hl.Headline) -> list[str]:
+    """The headline, certification and interruption notices, and the counts."""
     doc = v.doc
-    s = doc.get("summary", {})
-    by = s.get("by_status", {})
     cfg = doc.get("configuration") or {}
     out: list[str] = []
-    state = reports.headline(v)
-    mark = "✅" if state.startswith("PASS") else ("⏸️" if state.startswith("INCOMPLETE") else "❌")
-    out.append(f"## {mark} passgate {cfg.get('command', '')}: {state}")
+    mark = {"PASS": "✅", "INCOMPLETE": "⏸️"}.get(h.verdict, "❌")
+    out.append(f"## {mark} passgate {cfg.get('command', '')}: {h.text()}")
+    out.append("")
+    out.append(f"{h.counts()} ({h.scope()})")
     out.append("")
     cert = doc.get("certification")
     if cert:
@@ -77,16 +79,22 @@ def _head(v: reports.View) -> list[str]:
         out += ["> **⚠️ The run was interrupted: these results cover only what finished.**", ""]
     if cfg.get("shard"):
         out += [f"> Shard {cfg['shard']} only: merge the shards with `passgate report merge` for the whole run.", ""]
-    out += _table(["checks", "pass", "fail", "error", "skip", "n/a", "violations", "seed"],
-                  [[str(s.get("total", 0)), str(by.get("pass", 0)), str(by.get("fail", 0)), str(by.get("error", 0)),
-                    str(by.get("skip", 0)), str(by.get("not_applicable", 0)), f"**{len(v.violations)}**",
-                    str(cfg.get("seed", ""))]])
+    inc = doc.get("incremental")
+    if inc and (inc.get("reused") or inc.get("not_affected")):  # reused results carry details.reused (the run)
+        out += [f"> Incremental: {inc.get('ran')} units ran, {inc.get('reused')} reused from earlier runs (unchanged "
+                f"files, case, checks and versions), {inc.get('not_affected')} not affected by the change.", ""]
+    by = h.by_status
+    out += _table(["checks", "pass", "fail", "error", "skip", "n/a", "new violations", "known", "fixed", "stale",
+                   "warnings", "seed"],
+                  [[str(h.total), str(by["pass"]), str(by["fail"]), str(by["error"]), str(by["skip"]),
+                    str(by["not_applicable"]), f"**{h.new}**", str(h.known), str(h.fixed), str(h.stale),
+                    str(h.warnings), str(cfg.get("seed", ""))]])
     out.append("")
     return out
 
 
-def _gate(doc: dict) -> list[str]:
-    """Regressions and fixes against the baseline; nothing when the document has no gate."""
+def _gate(doc: dict, h: hl.Headline) -> list[str]:
+    """Regressions, fixes and stale entries against the baseline; nothing when the document has no gate."""
     if not doc.get("gate"):
         return []
     g = reports.gate(doc)
@@ -95,33 +103,42 @@ def _gate(doc: dict) -> list[str]:
     if g["regressions"]:
         out += _table(["pass", "graph", "check", "message"], _change_rows(g["regressions"]))
     out.append("")
-    out.append(f"### Fixed: {len(g['fixed'])}")
-    if g["fixed"]:
-        out += _table(["pass", "graph", "check", "was"], _change_rows(g["fixed"]))
+    out.append(f"### Fixed: {h.fixed}")
+    if h.fixed_entries:
+        out += _table(["pass", "graph", "check", "was"], _change_rows(h.fixed_entries))
     out.append("")
+    if h.stale:
+        out.append(f"### Stale baseline entries: {h.stale}")
+        out.append("Their pass x graph ran but the entry matched no violation (check not judged, or only a "
+                   "should-level warning); `passgate baseline update` drops them.")
+        out += _table(["pass", "graph", "check", "now", "reason"],
+                      [[code(e["pass_name"]), code(e.get("graph")), code(e.get("check")), code(e.get("now")),
+                        cell_text(e.get("reason") or e.get("message"))] for e in h.stale_entries])
+        out.append("")
     return out
 
 
-def _failures(v: reports.View) -> list[str]:
+def _failures(v: reports.View, h: hl.Headline) -> list[str]:
     """Every failed check (capped), worst first, then the failing pass x graph cells folded away."""
     if not v.problems:
         return []
-    out = [f"### Failures: {len(v.violations)} violation(s), "
-           f"{sum(1 for r in v.problems if v.outcome(r) == 'warning')} warning(s), "
-           f"{sum(1 for r in v.problems if v.outcome(r) == 'known')} known"]
+    out = [f"### Failures: {hl.plural(h.new, 'new violation')}, {h.known} known, "
+           f"{hl.plural(h.warnings, 'should-level warning')}"]
     rows = []
     for r in v.problems:
         d = r.get("details") or {}
         rows.append([ICON.get(v.outcome(r), ""), code(r["pass_name"]), code(reports.graph_label(r["graph"])), code(r["check"]),
-                     r.get("level", ""), cell_text(r.get("message")), code(d.get("repro", ""))])
-    out += _table(["", "pass", "graph", "check", "level", "message", "repro"], rows)
+                     r.get("level", ""), OUTCOME_LABEL.get(v.outcome(r), v.outcome(r)), cell_text(r.get("message")),
+                     code(d.get("repro", ""))])
+    out += _table(["", "pass", "graph", "check", "level", "is", "message", "repro"], rows)
     out.append("")
     cells = [c for c in v.cells.values() if c.verdict in ("fail", "error")]
     if cells:
         out.append("<details><summary>Failing pass x graph cells</summary>")
         out.append("")
         out += _table(["pass", "graph", "failing checks"],
-                      [[code(c.pass_name), code(c.graph), ", ".join(c.failing)] for c in cells])
+                      [[code(c.pass_name), code(c.graph), ", ".join(f"{ch} ({OUTCOME_LABEL.get(o, o)})"
+                                                                      for o, ch in v.cell_checks(c))] for c in cells])
         out += ["", "</details>", ""]
     return out
 
@@ -146,7 +163,8 @@ def _coverage(doc: dict) -> list[str]:
         return []
     covered = {op: n for op, n in cov.items() if n > 0}
     least = sorted(covered.items(), key=lambda kv: (kv[1], kv[0]))[:8]
-    out = [f"### Op coverage: {len(covered)} ops in the graphs"]
+    pairs = sum(len(d) for d in reports.op_dtype_coverage(doc).values())
+    out = [f"### Op coverage: {len(covered)} ops in the graphs" + (f" ({pairs} op x dtype pairs)" if pairs else "")]
     zero = sorted(op for op, n in cov.items() if n == 0)
     if zero:
         out.append(f"- no case exercises: {', '.join(code(op) for op in zero[:20])}"
@@ -166,7 +184,8 @@ def _environment(doc: dict) -> list[str]:
 
 def render(doc: dict) -> str:
     v = reports.view(doc)
-    out = _head(v) + _gate(doc) + _failures(v) + _exercised(v) + _coverage(doc) + _environment(doc)
+    h = hl.compute(v)
+    out = _head(v, h) + _gate(doc, h) + _failures(v, h) + _exercised(v) + _coverage(doc) + _environment(doc)
     return "\n".join(out)
 
 

@@ -8,8 +8,12 @@ trusting both. So the classification lives here, once:
 - a record is a *violation* when the gate counts it (``must`` fail, any
   ``error``, a ``should`` fail under ``--strict``) and it is not a known
   violation the suite records (``known_violations``);
-- a ``should`` fail without ``--strict`` is a *warning*;
+- a ``should`` fail without ``--strict`` is a *warning* (also when a
+  baseline records it: it does not gate, and that entry is stale);
 - a recorded known violation is *known* (shown, never gating).
+
+The run's headline (verdict, new / known / fixed / stale / warning counts)
+is :mod:`harness.report.headline`'s, computed from this view.
 
 Keys the renderers read from ``details`` when present (other issues fill
 them; everything is optional): ``repro`` (path of a standalone reproducer
@@ -18,7 +22,8 @@ and ``minimal_graph`` are accepted too), ``traceback``. Optional document
 sections: ``gate`` (``regressions`` / ``fixed`` / ``unchanged`` / ``known``
 lists of ``{pass, graph, check, message}``, as the baseline gate and
 ``passgate report diff`` write them; ``gate.known`` entries are waived like
-``known_violations``), ``op_coverage`` (op -> case count), ``shards``,
+``known_violations``), ``op_coverage`` (op -> case count, plus ``"<op>@<dtype>"`` keys: see
+:func:`op_coverage` and :func:`op_dtype_coverage`), ``shards``,
 ``certification``.
 
 Pass-level records (``exercised``: did any case make the pass change the
@@ -48,8 +53,8 @@ from harness.report import results_json as report_json
 __all__ = [
     "CELL_VERDICT", "EXERCISED", "OUTCOMES", "PASS_LEVEL", "SCHEMA_PATH", "SHRUNK_KEYS", "SUPPORTED_MAJOR", "Cell",
     "View", "exercised", "gate", "graph_label", "headline", "is_strict", "is_violation", "key", "known_set", "load",
-    "not_exercised", "op_coverage", "outcome", "pass_of", "pass_timings", "schema", "shrunk_graph",
-    "validation_errors", "view",
+    "not_exercised", "op_coverage", "op_dtype_coverage", "outcome", "pass_of", "pass_timings", "schema",
+    "shrunk_graph", "validation_errors", "view",
 ]
 
 EXERCISED = "exercised"
@@ -57,8 +62,9 @@ EXERCISED = "exercised"
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "reports" / "schema" / "results.schema.json"
 SUPPORTED_MAJOR = "1"
 
-# record outcomes, worst first (the cell takes the worst of its records)
-OUTCOMES = ("error", "fail", "warning", "known", "pass", "skip", "not_applicable")
+# record outcomes, worst first (the cell takes the worst of its records). A known violation ranks above a
+# should-level warning: it is a real must-level violation, only waived, so a cell holding both reads "known"
+OUTCOMES = ("error", "fail", "known", "warning", "pass", "skip", "not_applicable")
 CELL_VERDICT = {"error": "error", "fail": "fail", "warning": "warn", "known": "known",
                 "pass": "ok", "skip": "ok", "not_applicable": "n/a"}
 SHRUNK_KEYS = ("shrunk_graph", "shrunk_code", "minimal_graph")
@@ -86,10 +92,10 @@ def is_strict(doc: dict) -> bool:
 def outcome(record: dict, strict: bool = False, known: frozenset | set = frozenset()) -> str:
     """One of :data:`OUTCOMES` for a results.json record."""
     status = record["status"]
+    if status == "fail" and record.get("level") == "should" and not strict:
+        return "warning"  # never gates, so never "known": a baseline entry for it is stale (headline)
     if status in ("fail", "error") and key(record) in known:
         return "known"
-    if status == "fail" and record.get("level") == "should" and not strict:
-        return "warning"
     return status
 
 
@@ -135,6 +141,12 @@ class View:
 
     def outcome(self, record: dict) -> str:
         return outcome(record, self.strict, self.known)
+
+    def cell_checks(self, cell: "Cell") -> list[tuple[str, str]]:
+        """(outcome, check id) of the cell's failed checks, worst first: a known ``verifier`` beside a
+        should-level ``idempotent`` warning reads as exactly that, never as a second warning."""
+        rows = {(self.outcome(r), r["check"]) for r in cell.records if r["status"] in ("fail", "error")}
+        return sorted(rows, key=lambda oc: (OUTCOMES.index(oc[0]), oc[1]))
 
 
 def view(doc: dict) -> View:
@@ -192,14 +204,34 @@ def pass_timings(v: View) -> list[tuple[str, float, int, str, float]]:
     return sorted(rows, key=lambda row: -row[1])
 
 
-def op_coverage(doc: dict) -> dict[str, int]:
-    """op -> case count, from ``doc['op_coverage']`` (a flat dict, or one under an ``ops`` key)."""
+DTYPE_SEP = "@"  # "<op>@<dtype>" keys (harness.graphs.op_coverage.DTYPE_SEP; no torch import here)
+
+
+def _raw_coverage(doc: dict) -> dict[str, int]:
     cov = doc.get("op_coverage") or {}
     if isinstance(cov, dict) and isinstance(cov.get("ops"), dict):
         cov = cov["ops"]
     if not isinstance(cov, dict):
         return {}
     return {str(op): int(n) for op, n in cov.items() if isinstance(n, (int, float))}
+
+
+def op_coverage(doc: dict) -> dict[str, int]:
+    """op -> case count, from ``doc['op_coverage']`` (a flat dict, or one under an ``ops`` key).
+
+    Ops only: the ``"<op>@<dtype>"`` keys are :func:`op_dtype_coverage`'s, so "N ops" counts ops.
+    """
+    return {op: n for op, n in _raw_coverage(doc).items() if DTYPE_SEP not in op}
+
+
+def op_dtype_coverage(doc: dict) -> dict[str, dict[str, int]]:
+    """op -> {dtype -> case count}: the dtypes each op's nodes produce in the cases (empty for older reports)."""
+    out: dict[str, dict[str, int]] = {}
+    for k, n in _raw_coverage(doc).items():
+        op, sep, dtype = k.partition(DTYPE_SEP)
+        if sep:
+            out.setdefault(op, {})[dtype] = n
+    return out
 
 
 def gate(doc: dict) -> dict:
@@ -211,14 +243,10 @@ def gate(doc: dict) -> dict:
 
 
 def headline(v: View) -> str:
-    s = v.doc.get("summary", {})
-    n = len(v.violations)
-    state = "FAIL" if n or v.doc.get("exit_status", 0) not in (0,) else "PASS"
-    if not v.doc.get("complete", True):
-        state = "INCOMPLETE"
-    return (f"{state}: {n} violation{'s' if n != 1 else ''} in {s.get('total', 0)} checks "
-            f"({len(v.passes)} pass{'es' if len(v.passes) != 1 else ''} x {len(v.graphs)} graph"
-            f"{'s' if len(v.graphs) != 1 else ''})")
+    """The run's headline sentence: :meth:`harness.report.headline.Headline.text` (kept here for callers)."""
+    from harness.report import headline as hl  # it imports this module
+
+    return hl.compute(v).text()
 
 
 # ----------------------------------------------------------------------------- loading and validation

@@ -48,6 +48,7 @@ from typing import Any, Callable, Optional
 from harness.check import invoke, runner
 from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
 from harness.graphs.memos import MEMOS
+from harness.run import deps
 from harness.run.forking import HARNESS_LIMIT_S, describe_exit, die_with_parent, send
 
 __all__ = ["grace_seconds", "pair_failed", "Pool", "run_isolated"]
@@ -107,17 +108,19 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
             return
         loaded, case = todo[seq]
         state.update(label=None, calls=0)
+        rec = deps.Recorder().start() if config.record_deps else None
         try:
             rs = runner.check_pass_on_case(loaded, case, config)
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt from a pass, or a harness bug
             rs = _escaped(loaded, case, config, exc, state)
+        files = rec.stop() if rec is not None else None  # what the pair executed (harness.run.deps)
         memo = MEMOS.added_since(known)
         try:
-            send(conn, ("done", seq, rs, memo))
+            send(conn, ("done", seq, rs, memo, files))
         except Exception as exc:  # noqa: BLE001 - details that do not pickle must not lose the verdicts
             for r in rs:
                 r.details = {"unpicklable_details": f"{type(exc).__name__}: {exc}", "repr": repr(r.details)[:2000]}
-            send(conn, ("done", seq, rs, {}))
+            send(conn, ("done", seq, rs, {}, files))
 
 
 def _escaped(loaded, case, config, exc: BaseException, state: dict) -> list[CheckResult]:
@@ -286,6 +289,9 @@ class Pool:
                 elif kind == "done":
                     w.seq = None
                     MEMOS.merge(rest[2])
+                    if len(rest) > 3 and rest[3] is not None:
+                        loaded, case = self.todo[rest[0]]
+                        deps.note((loaded.name, case.name), rest[3])
                     if any(r.check == "input_unchanged" and r.status is Status.FAIL for r in rest[1]):
                         self._retire(w)  # the worker's copy of the shared case may be corrupt: start clean
                     return rest[1]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, ClassVar, Optional
+from typing import Any, Callable, ClassVar, Optional
 
 from harness.catalog import resolve_catalogs, select_entries
 from harness.check.loading import load_pass
@@ -29,7 +29,7 @@ from harness.core.results import IR_CHECK_IDS
 from harness.graphs import sources
 from harness.pipelines.partitioners import PARTITION_CHECKS, PARTITIONERS, check_backend_partitioner
 from harness.pipelines.pipeline import PIPELINE_CHECKS, resolve_pipeline, verify_each
-from harness.run import forking
+from harness.run import deps, forking
 from harness.run.profiles import available_graphs, profile
 from harness.run.scheduler import check_all
 
@@ -202,11 +202,16 @@ class Plan:
         """The (pass name, check) pairs ``unit`` is judged on, known before it runs."""
         return unit.items()
 
-    def run(self, units: list[Unit], cases: dict, config, tally=None) -> list:
+    def run(self, units: list[Unit], cases: dict, config, tally=None,
+            done: Optional[Callable[[Unit, list], None]] = None) -> list:
         """Judge ``units``; ``cases`` maps graph name -> GraphCase. Returns the results; ``tally`` sees each pair.
 
         Consecutive units of one entry or pass share one ``check_all`` call,
         so an isolated run forks one worker pool per pass, not per pair.
+        ``done(unit, results)`` is called as each unit finishes (the verdict
+        cache records it then, so an interrupted run keeps it); with
+        ``config.record_deps`` a non-batched unit's executed files are noted
+        under ``("unit", unit.key)`` (:mod:`harness.run.deps`).
         """
         results: list = []
         i = 0
@@ -216,10 +221,13 @@ class Plan:
                 j = i
                 while j < len(units) and (units[j].kind, units[j].name) == (unit.kind, unit.name):
                     j += 1
-                results += unit.judge_together([cases[u.graph] for u in units[i:j]], config, tally)
+                t = _UnitTally(tally, {u.graph: u for u in units[i:j]}, done) if done else tally
+                results += unit.judge_together([cases[u.graph] for u in units[i:j]], config, t)
                 i = j
                 continue
             judge = partial(unit.judge, cases.get(unit.graph) if unit.needs_case else None, config)
+            if config.record_deps:
+                judge = deps.recorded(judge)
             if config.isolate:
                 # in a forked child: lowering with a partitioner or running a backend pipeline changes
                 # process-wide state that would change the verdicts of whatever runs next here
@@ -227,10 +235,17 @@ class Plan:
                 judged = forking.call(judge)
             else:
                 judged = judge()
+            if config.record_deps:
+                judged, files = judged
+                deps.note(("unit", unit.key), files)
+            mine: list = []
             for graph, pass_name, rs in judged:
-                results += rs
+                mine += rs
                 if tally is not None:
                     tally.add(pass_name, graph, rs)
+            results += mine
+            if done is not None:
+                done(unit, mine)
             i += 1
         return results
 
@@ -245,6 +260,36 @@ class Plan:
         self.partitioners = [n for n in self.partitioners if any(u.kind == PARTITIONER and u.name == n
                                                                  for u in units)]
         self.plugged = {name: [u for u in plugged if u.key in keys] for name, plugged in self.plugged.items()}
+
+
+class _UnitTally:
+    """A tally that also tells ``done`` which unit each pair of a batched pass completes (pair = unit)."""
+
+    def __init__(self, inner, by_graph: dict, done: Callable[[Unit, list], None]):
+        self.inner, self.by_graph, self.done = inner, by_graph, done
+        self._total = None
+
+    @property
+    def total(self):
+        return self.inner.total if self.inner is not None else self._total
+
+    @total.setter
+    def total(self, value) -> None:
+        if self.inner is not None:
+            self.inner.total = value
+        else:
+            self._total = value
+
+    def skipped(self, count: int) -> None:
+        if self.inner is not None:
+            self.inner.skipped(count)
+
+    def add(self, pass_name: str, graph: str, results: list) -> None:
+        if self.inner is not None:
+            self.inner.add(pass_name, graph, results)
+        unit = self.by_graph.get(graph)
+        if unit is not None:
+            self.done(unit, results)
 
 
 def step_name(pipeline, index: int) -> str:

@@ -39,7 +39,7 @@ from harness.graphs import sources
 __all__ = ["SUITE_VERSION", "CORE_CATALOGS", "PIPELINE_NAMES", "PARTITIONER_NAMES", "Profile",
            "PROFILES", "profile", "available_graphs", "Workload", "suite_passes", "known_violations", "workload"]
 
-SUITE_VERSION = "2026.11.2"  # .1: standard adds the model zoo; full adds quantized and random graphs; .2: pass configurations, exercised (must)
+SUITE_VERSION = "2026.11.3"  # .1: standard adds the model zoo; full adds quantized and random graphs; .2: pass configurations, exercised (must); .3: standard adds the distilled generated corpus and the 40 committed shrunk Vulkan failures
 
 CORE_CATALOGS = ("exir", "transforms", "vulkan", "xnnpack")
 PIPELINE_NAMES = ("vulkan", "xnnpack", "to_executorch")
@@ -69,10 +69,14 @@ PROFILES: dict[str, Profile] = {
     "quick": Profile("quick", CORE_CATALOGS, ("builtin",), False, (),
                      description="core catalogs, built-in graphs, no slow passes: pre-merge",
                      certify_graphs=("builtin",)),
-    "standard": Profile("standard", (), ("builtin", "quantized"), True, PIPELINE_NAMES,
+    # corpus: the distilled generated graphs (fixtures/corpus, `passgate corpus distill`): 10 graphs, +4.4 min of
+    # `passgate run` on one core (+~2.2 min of the 2-worker conformance suite, ~9 min in all, warm)
+    "standard": Profile("standard", (), ("builtin", "quantized", "corpus"), True, PIPELINE_NAMES,
                         partitioners=PARTITIONER_NAMES, vulkan_count=1,
-                        description="every catalog, built-in + quantized graphs, backend pipelines and partitioners, "
-                                    "one case per Vulkan fusion recipe: tox -e conformance",
+                        description="every catalog, built-in + quantized graphs and the distilled generated corpus, "
+                                    "backend pipelines and partitioners, one case per Vulkan fusion recipe and the committed shrunk "
+                                    "Vulkan failures: "
+                                    "tox -e conformance",
                         certify_graphs=("builtin", "zoo")),
     "full": Profile("full", (), ("builtin", "zoo", "quantized", "random"), True, PIPELINE_NAMES, random_count=25,
                     partitioners=PARTITIONER_NAMES, vulkan_count=3,
@@ -96,7 +100,7 @@ def available_graphs(selection: tuple[str, ...], count: int, seed: int) -> tuple
         try:
             specs.extend(sources.select([name], count or None, seed))
         except UsageError as exc:
-            if name in ("zoo", "quantized", "random"):
+            if name in ("zoo", "quantized", "random", "corpus"):
                 notes.append(f"graph source {name} left out: {exc}")
                 continue
             raise

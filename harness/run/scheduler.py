@@ -17,6 +17,7 @@ from harness.check.runner import check_pass_on_case
 from harness.core.config import RunConfig
 from harness.core.results import CheckResult, Status, result
 from harness.graphs.cases import GraphCase
+from harness.run import deps
 from harness.run.isolation import run_isolated
 
 __all__ = ["PairDone", "Tally", "check_all"]
@@ -80,5 +81,16 @@ def check_all(passes: Iterable[LoadedPass], cases: Iterable[GraphCase], config: 
         run_isolated(todo, config, deliver, workers=config.workers)
     else:
         for index, (p, case) in enumerate(todo):
-            deliver(index, check_pass_on_case(p, case, config))
+            deliver(index, _checked(p, case, config))
     return results
+
+
+def _checked(p: LoadedPass, case: GraphCase, config: RunConfig) -> list[CheckResult]:
+    """One pair in this process; with ``config.record_deps``, the files it executed noted for the verdict cache."""
+    if not config.record_deps:
+        return check_pass_on_case(p, case, config)
+    rec = deps.Recorder().start()
+    try:
+        return check_pass_on_case(p, case, config)
+    finally:
+        deps.note((p.name, case.name), rec.stop())

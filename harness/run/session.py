@@ -26,11 +26,12 @@ from typing import Callable, Iterable, Optional
 
 from harness.core.errors import UsageError
 from harness.core.kinds import ExitCode
-from harness.core.results import PASS_LEVEL, CheckResult, Level, Status
+from harness.core.results import CheckResult, Level, Status
 from harness.core.shards import SAME_ENVIRONMENT
 from harness.graphs.cases import load_cases
 from harness.graphs.op_coverage import case_ops, op_coverage
 from harness.report import results_json as report_json
+from harness.report import terminal
 from harness.report.view import load as load_results
 from harness.report.writers import default_writers
 
@@ -98,6 +99,8 @@ class Session:
         seconds = sum(r.duration_s for r in rs)
         print(f"passgate: [{pair.done}/{pair.total}] {pair.pass_name} x {pair.graph}: {verdict} ({seconds:.2f}s)",
               file=self.stream, flush=True)
+        for line in terminal.pair_reasons([r.to_json() for r in rs], self.strict, self.waived) if bad else ():
+            print(line, file=self.stream, flush=True)  # each failed check's reason, as the pair finishes
 
     def judge_exercised(self, passes: Iterable[str], level: Optional[Level] = None) -> list[CheckResult]:
         """Append the pass-level ``exercised`` verdict of each of ``passes``, judged over every pair recorded.
@@ -162,10 +165,8 @@ class Session:
             writer(self.report_dir, doc)
         path = report_json.write(self.report_dir, doc)
         if not self.quiet:
-            print(render_table(self.results, self.strict), file=sys.stdout)
-            s = doc["summary"]
-            print(f"passgate: {s['total']} checks, {s['by_status']['pass']} pass, {s['by_status']['fail']} fail, "
-                  f"{s['by_status']['error']} error, {s['violations']} violations; report: {path}", file=sys.stdout)
+            # the table with each failure's reason, every status's count, the headline, the report files
+            print(terminal.render(doc, path.parent), file=sys.stdout)
         return status
 
     def load_previous(self) -> None:
@@ -227,38 +228,9 @@ def _case_ops(case) -> set:
 
 
 def render_table(results: list[CheckResult], strict: bool = False) -> str:
-    """pass x graph, one line each, with the failing check ids."""
-    cells: dict[tuple[str, str], list[CheckResult]] = {}
-    for r in results:
-        cells.setdefault((r.pass_name, r.graph), []).append(r)
-    if not cells:
-        return "(no checks ran)"
-    pw = max(len("pass"), *(len(p) for p, _ in cells))
-    gw = max(len("graph"), *(len(g) for _, g in cells))
-    lines = [f"{'pass':<{pw}}  {'graph':<{gw}}  verdict  failing checks / changes"]
-    for (p, g), rs in cells.items():
-        if g == PASS_LEVEL:  # the pass over all its cases (exercised): its own line, with why when it failed
-            lines.append(_pass_level_line(p, rs, pw, gw, strict))
-            continue
-        failing = sorted(r.check for r in rs if r.status in (Status.FAIL, Status.ERROR))
-        if any(r.is_violation(strict) for r in rs):
-            verdict = "FAIL"
-        elif failing:
-            verdict = "warn"  # should-level failures only
-        elif all(r.status is Status.NOT_APPLICABLE for r in rs):
-            verdict = "n/a"
-        else:
-            verdict = "ok"
-        runs = next((r for r in rs if r.check == "runs" and r.status is Status.PASS), None)
-        changed = f"[{runs.message}]" if runs is not None and runs.details.get("ops_changed") else ""
-        lines.append(f"{p:<{pw}}  {g:<{gw}}  {verdict:<7}  {' '.join(x for x in (', '.join(failing), changed) if x)}".rstrip())
-    return "\n".join(lines)
+    """pass x graph, one line each, with the failing check ids and, indented below, each failure's reason.
 
-
-def _pass_level_line(p: str, rs: list, pw: int, gw: int, strict: bool) -> str:
-    bad = [r for r in rs if r.status in (Status.FAIL, Status.ERROR)]
-    verdict = "FAIL" if any(r.is_violation(strict) for r in rs) else ("warn" if bad else "ok")
-    if not bad and all(r.status is Status.NOT_APPLICABLE for r in rs):
-        verdict = "n/a"
-    why = "; ".join(f"{r.check} [{r.message}]" for r in bad)
-    return f"{p:<{pw}}  {PASS_LEVEL:<{gw}}  {verdict:<7}  {why}".rstrip()
+    :func:`harness.report.terminal.table` over the records, so a run's table and
+    a re-rendered report's agree (known violations come from the document's gate there).
+    """
+    return terminal.table({"results": [r.to_json() for r in results], "configuration": {"strict": strict}})

@@ -1,0 +1,239 @@
+"""Judging a plan's units incrementally: reuse what is recorded and unchanged, run the rest, record it.
+
+One place for what ``passgate run --incremental`` and the conformance suite
+do around :meth:`harness.run.plan.Plan.run`:
+
+1. the static key of every unit (:func:`harness.run.verdicts.static_key`);
+2. with ``changed`` files (``--changed-since`` / ``--affected-by``), the units
+   no changed file can reach are left out (:mod:`harness.run.affected`);
+3. a unit whose record still hashes the same is *reused*: its recorded
+   results are handed on, marked ``details.reused`` with the run they came
+   from; no case is loaded for it;
+4. the rest run with dependency recording on (:mod:`harness.run.deps`), and
+   each unit is recorded as soon as it finishes, so an interrupted run keeps
+   what it finished.
+
+``passgate certify`` never comes here: a certification judges everything.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field, replace
+from typing import Callable, Optional
+
+from harness.core.results import CheckResult
+from harness.run import affected, deps, verdicts
+
+__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "Counts", "Incremental", "case_key", "spec_file", "unit_record_key"]
+
+RAN, REUSED, NOT_AFFECTED = "ran", "reused", "not_affected"
+
+
+def case_key(plan, unit) -> str:
+    """The fingerprint of the case ``unit`` runs on ("" for units that build their own: their definition holds it)."""
+    if not unit.needs_case:
+        return ""
+    from harness.graphs.cache import FORMAT_VERSION
+
+    spec = plan.specs_by_name.get(unit.graph)
+    return f"{spec.key}/{FORMAT_VERSION}" if spec is not None else f"?{unit.graph}"
+
+
+def spec_file(spec: str) -> Optional[str]:
+    """The source file a pass SPEC (``module:attr`` or ``path.py:attr``) names, without importing it anew."""
+    target = spec.rsplit(":", 1)[0]
+    if target.endswith(".py"):
+        return os.path.realpath(target)
+    try:
+        found = importlib.util.find_spec(target)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(found, "origin", None)
+    return os.path.realpath(origin) if origin and os.path.isabs(origin) else None
+
+
+@dataclass
+class Counts:
+    """What an incremental judging did, unit by unit (what the summary and results.json say)."""
+
+    units: int = 0
+    ran: int = 0
+    reused: int = 0
+    not_affected: int = 0
+    uncacheable: int = 0
+    recorded: int = 0
+    corrupt: int = 0
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+    def text(self) -> str:
+        return (f"incremental: {self.ran} units ran, {self.reused} reused, {self.not_affected} not affected"
+                + (f", {self.uncacheable} uncacheable" if self.uncacheable else "")
+                + (f", {self.corrupt} unreadable cache files ignored" if self.corrupt else ""))
+
+
+@dataclass
+class Incremental:
+    """Reuse (``reuse``), record (``cache`` set) and select (``changed`` set) around one plan's units."""
+
+    cache: Optional[verdicts.VerdictCache]
+    reuse: bool = True
+    changed: Optional[set] = None
+    run: dict = field(default_factory=verdicts.new_run)
+    counts: Counts = field(default_factory=Counts)
+    keys: dict = field(default_factory=dict)  # unit key -> static key (None: uncacheable)
+    states: dict = field(default_factory=dict)  # unit key -> RAN, REUSED or NOT_AFFECTED
+    _hashed: bool = False
+
+    def to_json(self) -> dict:
+        """results.json's ``incremental`` section."""
+        return {"run": self.run, "reuse": self.reuse, **self.counts.to_json(),
+                "changed_files": sorted(self.changed) if self.changed is not None else None,
+                "cache": str(self.cache.root) if self.cache is not None else None}
+
+    def select(self, plan, units: list, config) -> tuple[list, dict]:
+        """The units to judge (affected ones) and, of those, the reusable records by unit key."""
+        for u in units:
+            self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config)
+        sel = affected.select(units, self.keys, self.cache, self.changed)
+        hits: dict = {}
+        if self.reuse and self.cache is not None:
+            for u in sel.units:
+                rec = self.cache.hit(self.keys[u.key])
+                if rec is not None:
+                    hits[u.key] = rec
+        self.counts.units += len(units)
+        self.counts.not_affected += len(sel.not_affected)
+        self.counts.uncacheable += sum(1 for u in sel.units if self.keys[u.key] is None)
+        for u in sel.not_affected:
+            self.states[u.key] = NOT_AFFECTED
+        return sel.units, hits
+
+    def reused(self, rec) -> list[CheckResult]:
+        return verdicts.mark_reused([CheckResult.from_json(r) for r in rec.results], rec.run)
+
+    def execute(self, plan, units: list, config, tally=None,
+                load_cases: Optional[Callable[[list], list]] = None) -> list[CheckResult]:
+        """Judge ``units`` of ``plan``: reuse, run, record. ``load_cases(specs)`` loads the cases misses need."""
+        if not self._hashed:  # files may have changed since this process last hashed them (tests, the server)
+            deps.forget_hashes()
+            deps.clear()
+            self._hashed = True
+        units, hits = self.select(plan, units, config)
+        misses = [u for u in units if u.key not in hits]
+        if tally is not None:
+            tally.total = sum(u.pairs for u in units)
+        graphs = {u.graph for u in misses if u.needs_case}
+        specs = [s for s in plan.specs if s.name in graphs]
+        loaded = (load_cases or _load)(specs) if specs else []
+        cases = {c.name: c for c in loaded}
+        rconfig = replace(config, record_deps=self.cache is not None)
+        out: list[CheckResult] = []
+        for group in _groups(units):
+            for u in group:
+                if u.key in hits:
+                    out += self._deliver(self.reused(hits[u.key]), config, tally)
+                    self.counts.reused += 1
+                    self.states[u.key] = REUSED
+            todo = [u for u in group if u.key not in hits]
+            if todo:
+                out += plan.run(todo, cases, rconfig, tally, done=self._done)
+                self.counts.ran += len(todo)
+                self.states.update((u.key, RAN) for u in todo)
+        if self.cache is not None:
+            self.counts.corrupt = self.cache.corrupt
+        return out
+
+    def case_notes(self, plan, session) -> None:
+        """Keep the report complete without loading cases only reused units ran on.
+
+        Each case this run loaded is noted in the cache (its record and ops);
+        each case of a reused unit that was not loaded is reported from its
+        note (marked ``reused``), or loaded when there is none.
+        """
+        if self.cache is None:
+            return
+        loaded = {c["name"] for c in session.cases}
+        for rec in session.cases:
+            spec = plan.specs_by_name.get(rec["name"])
+            if spec is not None and rec["name"] in session.op_sets:
+                ops = session.op_sets[rec["name"]]  # op names and, as op_coverage counts them, op@dtype keys
+                self.cache.write_case(spec.key, rec, set(ops) | set(getattr(ops, "dtype_keys", ())))
+        wanted = {k.rsplit("@", 1)[1] for k, state in self.states.items() if state == REUSED}
+        missing = []
+        for spec in plan.specs:
+            if spec.name not in wanted or spec.name in loaded:
+                continue
+            note = self.cache.read_case(spec.key)
+            if note is None:
+                missing.append(spec)
+                continue
+            session.cases.append({**note["record"], "reused": True})
+            session.op_sets[spec.name] = set(note["ops"])
+        if missing:
+            session.load_cases(missing)
+
+    def _deliver(self, rs: list, config, tally) -> list:
+        """Hand reused results on pair by pair, as a run would (pairs a resumed report holds: counted only)."""
+        pairs: dict = {}
+        for r in rs:
+            pairs.setdefault((r.pass_name, r.graph), []).append(r)
+        out = []
+        for (p, g), prs in pairs.items():
+            if (p, g) in config.skip:
+                if tally is not None:
+                    tally.skipped(1)
+                continue
+            out += prs
+            if tally is not None:
+                tally.add(p, g, prs)
+        return out
+
+    def _done(self, unit, results: list) -> None:
+        """A unit finished: record its results under its key with what it executed."""
+        files = deps.take(unit_record_key(unit))
+        key = self.keys.get(unit.key)
+        if self.cache is None or key is None or files is None or not verdicts.cacheable(results):
+            return
+        files = set(files) | _explicit(unit)
+        if self.cache.write(key, unit.key, files, results, self.run):
+            self.counts.recorded += 1
+
+
+def unit_record_key(unit) -> tuple:
+    """Where :mod:`harness.run.deps` keeps a unit's recording: by pair for batched units, else by unit."""
+    return (unit.name, unit.graph) if unit.batched else ("unit", unit.key)
+
+
+def _explicit(unit) -> set:
+    """Files a unit depends on whatever it executed: its pass's defining module (module-level code)."""
+    out: set = set()
+    entry = getattr(unit, "entry", None)
+    if entry is not None:
+        f = spec_file(entry.spec)
+        if f:
+            out.add(f)
+    loaded = getattr(unit, "loaded", None)
+    if loaded is not None:
+        out |= deps.explicit_files(loaded.obj)
+    return out
+
+
+def _groups(units: list) -> list:
+    """Consecutive units judged together (one batched pass's graphs), or one unit each."""
+    out: list = []
+    for u in units:
+        if out and u.batched and out[-1][0].batched and (out[-1][0].kind, out[-1][0].name) == (u.kind, u.name):
+            out[-1].append(u)
+        else:
+            out.append([u])
+    return out
+
+
+def _load(specs: list) -> list:
+    from harness.graphs.cases import load_cases
+
+    return load_cases(specs)

@@ -1,0 +1,292 @@
+"""The verdict cache: a unit's results, reused while nothing it depends on has changed.
+
+Key (DESIGN.md: "a verdict is reused only under a key that changes whenever
+anything it depends on changes"), in two halves:
+
+- the *static* half names the record file: the unit (kind, name, graph), its
+  definition (the catalog entry, pipeline or plugged case, rendered without
+  memory addresses by :func:`stable`; a definition that cannot be rendered
+  stably is never cached), the case fingerprint (``CaseSpec.key``: the graph's
+  source, sizes and seed), the checks, seed, draws and timeout asked for, and
+  the versions of passgate, Python, torch and executorch;
+- the *dependency* half is checked against the record: the content hash of
+  every file the unit executed when it was recorded (:mod:`harness.run.deps`).
+
+A record that is missing, unreadable, of another format, or whose any
+dependency file is missing or changed is a miss: the unit runs. Records are
+JSON, written with :func:`harness.core.io.atomic_write_bytes`, one file per
+unit, so an interrupted run keeps every unit it finished, and concurrent
+writers (pytest-xdist workers) never see half a file.
+
+Layout under ``<cache dir>/verdicts/``: ``units/<key>.json`` (results, the run
+they came from, the ids of the dependency groups) and ``deps/<id>.json``
+(one folder's executed files; content-addressed, shared by every unit that
+executed the same files of that folder, so the cache stays a few KB a unit
+instead of the ~80 KB a full path list takes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import hashlib
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from harness.core.io import atomic_write_bytes
+from harness.core.results import CheckResult, Status
+from harness.core.version import __version__
+from harness.run import deps
+
+__all__ = ["FORMAT", "REUSED", "Unstable", "stable", "versions", "config_key", "static_key", "Record",
+           "VerdictCache", "new_run", "mark_reused", "cacheable"]
+
+FORMAT = 1
+REUSED = "reused"  # details key on a reused result: {"run": id, "started_at": time}
+
+
+class Unstable(Exception):
+    """A value whose text would differ from process to process (a memory address): never a key part."""
+
+
+def _qualified(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
+
+
+def stable(obj: Any, depth: int = 0) -> str:
+    """Text of ``obj`` that is the same in every process: callables by qualified name, sets sorted.
+
+    The code of a callable is a dependency recorded when it runs, so its name
+    suffices here; its defaults and closure values are data, rendered too.
+    """
+    if depth > 12:
+        raise Unstable("nested too deep")
+    d = depth + 1
+    if obj is None or isinstance(obj, (bool, int, float, str, bytes)):
+        return repr(obj)
+    if isinstance(obj, enum.Enum):
+        return f"{_qualified(type(obj))}.{obj.name}"
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        body = ",".join(f"{f.name}={stable(getattr(obj, f.name, None), d)}" for f in dataclasses.fields(obj))
+        return f"{_qualified(type(obj))}({body})"
+    if isinstance(obj, (list, tuple)):
+        return f"{type(obj).__name__}[{','.join(stable(x, d) for x in obj)}]"
+    if isinstance(obj, (set, frozenset)):
+        return f"set[{','.join(sorted(stable(x, d) for x in obj))}]"
+    if isinstance(obj, dict):
+        return "{" + ",".join(sorted(f"{stable(k, d)}:{stable(v, d)}" for k, v in obj.items())) + "}"
+    if isinstance(obj, functools.partial):
+        return f"partial({stable(obj.func, d)},{stable(obj.args, d)},{stable(obj.keywords, d)})"
+    if hasattr(obj, "__self__") and hasattr(obj, "__func__"):  # bound method
+        return f"bound({stable(obj.__self__, d)},{obj.__func__.__qualname__})"
+    if isinstance(obj, type) or getattr(obj, "__code__", None) is not None:
+        extra = ""
+        if getattr(obj, "__code__", None) is not None:
+            cells = [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
+            extra = f"{stable(obj.__defaults__, d)}{stable(cells, d) if cells else ''}"
+        return f"<{_qualified(obj)}{extra}>"
+    text = repr(obj)
+    if " at 0x" in text or " object at " in text:
+        state = getattr(obj, "__dict__", None)
+        if isinstance(state, dict):  # a plain object (a Vulkan fusion): its type and its state
+            return f"{_qualified(type(obj))}{stable(state, d)}"
+        raise Unstable(text[:80])
+    return f"{_qualified(type(obj))}:{text}"
+
+
+def _filled(cell) -> bool:
+    try:
+        return cell.cell_contents is not _EMPTY
+    except ValueError:  # an empty cell (a closure variable not assigned yet)
+        return False
+
+
+_EMPTY = object()
+
+
+@functools.lru_cache(maxsize=1)
+def versions() -> dict:
+    """The versions every key holds: passgate's, Python's, torch's and executorch's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"passgate": __version__, "python": platform.python_version()}
+    for pkg in ("torch", "executorch"):
+        try:
+            out[pkg] = version(pkg)
+        except PackageNotFoundError:
+            out[pkg] = None
+    return out
+
+
+def config_key(config) -> str:
+    """What of a :class:`harness.core.config.RunConfig` changes verdicts (not workers, resume skips, recording)."""
+    checks = sorted(config.checks) if config.checks is not None else None
+    return stable([config.stage, config.semantics, config.timeout, config.seed, config.draws, checks,
+                   list(config.skip_checks), config.isolate])
+
+
+def static_key(unit, case_key: str, config) -> Optional[str]:
+    """The record name of ``unit`` judged on a case of fingerprint ``case_key``; None: never cached."""
+    try:
+        identity = stable(unit)
+    except Unstable:
+        return None
+    text = json.dumps([FORMAT, unit.key, identity, case_key, config_key(config), versions()], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:40]
+
+
+def new_run() -> dict:
+    """The id and start of this run, as reused results name it."""
+    return {"id": f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}",
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def mark_reused(results: list, run: dict) -> list:
+    for r in results:
+        r.details = {**r.details, REUSED: {"run": run.get("id"), "started_at": run.get("started_at")}}
+    return results
+
+
+def cacheable(results: list) -> bool:
+    """Verdicts worth keeping: no passgate error and no timeout (both may not recur), something judged."""
+    return bool(results) and not any(
+        r.status is Status.ERROR or (r.details or {}).get("outcome") in ("timeout", "harness_error")
+        for r in results)
+
+
+@dataclass
+class Record:
+    """One unit's recorded results and what they depended on."""
+
+    unit: str
+    groups: list  # ids of deps/ groups
+    digest: str  # the combined digest of the groups when recorded
+    run: dict
+    results: list = field(default_factory=list)  # JSON of each CheckResult
+
+
+@dataclass
+class VerdictCache:
+    """Records under ``root`` (``<cache dir>/verdicts``); counts what it found."""
+
+    root: Path
+    corrupt: int = 0
+    _groups: dict = field(default_factory=dict)  # id -> (folder, names) or None when unreadable
+    _digests: dict = field(default_factory=dict)  # id -> digest (None: a file is gone)
+
+    def _unit_path(self, key: str) -> Path:
+        return self.root / "units" / key[:2] / f"{key}.json"
+
+    def read(self, key: str) -> Optional[Record]:
+        """The record of ``key`` as stored (hashes not checked); None when there is none or it is unreadable."""
+        path = self._unit_path(key)
+        try:
+            doc = json.loads(path.read_bytes())
+            if doc.get("format") != FORMAT:
+                return None
+            rec = Record(doc["unit"], list(doc["groups"]), str(doc["digest"]), dict(doc["run"]), list(doc["results"]))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            self.corrupt += 1
+            return None
+        return rec
+
+    def group(self, gid: str) -> Optional[tuple]:
+        """(folder, file names) of one dependency group; None when missing or unreadable."""
+        if gid not in self._groups:
+            try:
+                doc = json.loads((self.root / "deps" / gid[:2] / f"{gid}.json").read_bytes())
+                self._groups[gid] = (str(doc["folder"]), frozenset(str(n) for n in doc["files"]))
+            except FileNotFoundError:
+                self._groups[gid] = None
+            except (OSError, ValueError, KeyError, TypeError):
+                self.corrupt += 1
+                self._groups[gid] = None
+        return self._groups[gid]
+
+    def files(self, rec: Record) -> Optional[set]:
+        """Every dependency file of ``rec``; None when a group is unreadable."""
+        out: set = set()
+        for gid in rec.groups:
+            g = self.group(gid)
+            if g is None:
+                return None
+            out.update(os.path.join(g[0], n) for n in g[1])
+        return out
+
+    def _group_digest(self, gid: str) -> Optional[str]:
+        if gid not in self._digests:
+            g = self.group(gid)
+            self._digests[gid] = None if g is None else deps.digest(os.path.join(g[0], n) for n in g[1])
+        return self._digests[gid]
+
+    def current_digest(self, groups: Iterable[str]) -> Optional[str]:
+        h = hashlib.sha256()
+        for gid in sorted(groups):
+            d = self._group_digest(gid)
+            if d is None:
+                return None
+            h.update(f"{gid}:{d}\n".encode())
+        return h.hexdigest()
+
+    def hit(self, key: Optional[str]) -> Optional[Record]:
+        """The record of ``key`` when every dependency still hashes as recorded; None: run the unit."""
+        if key is None:
+            return None
+        rec = self.read(key)
+        if rec is None or not rec.groups:
+            return None
+        if self.current_digest(rec.groups) != rec.digest:
+            return None
+        try:
+            [CheckResult.from_json(r) for r in rec.results]
+        except (KeyError, ValueError, TypeError, AttributeError):
+            self.corrupt += 1
+            return None
+        return rec
+
+    def read_case(self, case_key: str) -> Optional[dict]:
+        """What a run noted of a case (its report record and ops), so a run that reuses every unit on it
+        need not load it; None when there is no readable note."""
+        try:
+            doc = json.loads((self.root / "cases" / f"{case_key.replace('/', '_')}.json").read_bytes())
+            return {"record": dict(doc["record"]), "ops": [str(o) for o in doc["ops"]]}
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            self.corrupt += 1
+            return None
+
+    def write_case(self, case_key: str, record: dict, ops: Iterable[str]) -> None:
+        body = json.dumps({"record": record, "ops": sorted(ops)}, default=str).encode()
+        atomic_write_bytes(self.root / "cases" / f"{case_key.replace('/', '_')}.json", body)
+
+    def write(self, key: str, unit_key: str, files: Iterable[str], results: list, run: dict) -> bool:
+        """Record ``results`` of ``unit_key`` with the dependency ``files``; False when a file is unreadable."""
+        by_folder: dict = {}
+        for f in files:
+            by_folder.setdefault(os.path.dirname(f), set()).add(os.path.basename(f))
+        groups = []
+        for folder, names in sorted(by_folder.items()):
+            body = json.dumps({"folder": folder, "files": sorted(names)}, sort_keys=True).encode()
+            gid = hashlib.sha256(body).hexdigest()[:32]
+            path = self.root / "deps" / gid[:2] / f"{gid}.json"
+            if self.group(gid) is None:  # new, or unreadable: (re)written, and its digest computed afresh
+                atomic_write_bytes(path, body)
+                self._groups[gid] = (folder, frozenset(names))
+                self._digests.pop(gid, None)
+            groups.append(gid)
+        dig = self.current_digest(groups)
+        if dig is None:
+            return False
+        doc = {"format": FORMAT, "unit": unit_key, "groups": groups, "digest": dig, "run": run,
+               "results": [r.to_json() for r in results]}
+        atomic_write_bytes(self._unit_path(key), json.dumps(doc, default=str).encode())
+        return True
