@@ -12,9 +12,14 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from conformance import conftest
+# conformance/ is the suite, not an installed package: import its plugin from the checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from conformance import conftest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
