@@ -52,7 +52,7 @@ from harness.report import results_json as report_json
 
 __all__ = [
     "CELL_VERDICT", "EXERCISED", "OUTCOMES", "PASS_LEVEL", "SCHEMA_PATH", "SHRUNK_KEYS", "SUPPORTED_MAJOR", "Cell",
-    "View", "exercised", "gate", "graph_label", "headline", "is_strict", "is_violation", "key", "known_set", "load",
+    "View", "exercised", "gate", "graph_label", "is_strict", "is_violation", "key", "known_set", "load",
     "not_exercised", "op_coverage", "op_dtype_coverage", "outcome", "pass_of", "pass_timings", "schema",
     "shrunk_graph", "validation_errors", "view",
 ]
@@ -240,13 +240,6 @@ def gate(doc: dict) -> dict:
     out = {k: [{**e, "pass_name": pass_of(e)} for e in g.get(k) or ()]
            for k in ("regressions", "fixed", "unchanged", "known", "not_evaluated")}
     return out | {"baseline": g.get("baseline")}
-
-
-def headline(v: View) -> str:
-    """The run's headline sentence: :meth:`harness.report.headline.Headline.text` (kept here for callers)."""
-    from harness.report import headline as hl  # it imports this module
-
-    return hl.compute(v).text()
 
 
 # ----------------------------------------------------------------------------- loading and validation
