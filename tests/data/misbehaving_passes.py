@@ -49,5 +49,5 @@ def hard_exits(gm):
 
 def slow(gm):
     """Correct, but slow enough that a run can be interrupted between two pairs."""
-    time.sleep(0.3)
+    time.sleep(1.0)  # long enough that a signal sent after pair 1 lands before pair 3 ends, even under load
     return PassResult(gm, False)
