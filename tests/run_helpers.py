@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -21,7 +22,10 @@ def start(args: list, folder: Path, cwd=None, env=None) -> tuple[subprocess.Pope
     """Start `passgate ARGS` with stdout/stderr in files of ``folder``; returns (process, stderr path)."""
     err = folder / "passgate.stderr"
     with open(folder / "passgate.stdout", "wb") as out, open(err, "wb") as e:
-        proc = subprocess.Popen([EXE, *args], stdout=out, stderr=e, cwd=cwd, env=env)
+        # SIG_DFL for SIGINT: a shell that starts the suite in the background hands down an ignored SIGINT,
+        # and Python installs no KeyboardInterrupt handler when it starts with SIGINT ignored
+        proc = subprocess.Popen([EXE, *args], stdout=out, stderr=e, cwd=cwd, env=env,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return proc, err
 
 
