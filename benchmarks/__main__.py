@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
-           "incremental")
-SLOW = ("conformance", "incremental")
+           "incremental", "reruns", "vulkan_parallel")
+SLOW = ("conformance", "incremental", "vulkan_parallel")
 TARGETS = {
     "throughput": "passgate >= 30x the checks/s of the per-test style",
     "warm_cold": "warm cache >= 5x faster than cold",
@@ -38,6 +38,8 @@ TARGETS = {
     "conformance": "tox -e conformance: quick < 2 min, standard < 10 min",
     "help": "passgate --help answers without importing torch",
     "incremental": "incremental gate: warm < 20 s, one pass changed < 60 s, pass_base.py changed reruns all",
+    "reruns": "fewer than 3 pass calls per pass x graph pair (runs, deterministic, idempotent shared)",
+    "vulkan_parallel": "passgate vulkan -j 2 >= 1.6x faster than -j 1 cold; warm reruns reuse every fusion",
 }
 
 
@@ -159,6 +161,14 @@ def main(argv=None) -> int:
                 from benchmarks import incremental
 
                 measure(name, incremental.figure, ctx, args.incremental_profile)
+            elif name == "reruns":
+                from benchmarks import reruns
+
+                measure(name, reruns.figure, ctx)
+            elif name == "vulkan_parallel":
+                from benchmarks import vulkan_parallel
+
+                measure(name, vulkan_parallel.figure, ctx)
     finally:
         ctx.stop_server()
         if not args.cache_dir:

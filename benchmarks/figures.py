@@ -660,6 +660,3 @@ def help_time(ctx: Context) -> dict:
     times = [_timed([*PASSGATE, "--help"], ctx.env())[0] for _ in range(3)]
     return _figure(round(statistics.median(times), 3), 1.0, "s", "lower", runs=[round(t, 3) for t in times])
 
-
-def strip_ansi(text: str) -> str:
-    return re.sub(r"\x1b\[[0-9;]*m", "", text)

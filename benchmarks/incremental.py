@@ -59,9 +59,9 @@ def _changed_copy(ctx: Context, path: str) -> str:
 
 
 def _module_file(spec: str) -> str:
-    from harness.run.incremental import spec_file
+    from harness.check.loading import source_file
 
-    return spec_file(spec)
+    return source_file(spec)
 
 
 def _entry_spec(name: str) -> str:

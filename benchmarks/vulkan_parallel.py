@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["TARGET_SPEEDUP", "measure", "figure", "main"]
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "tests" / "data" / "vulkan_vendor_passes.py"
@@ -78,15 +78,8 @@ def _run(label: str, workdir: Path, cache: Path, jobs: int, workload: list[str])
             "fusions_from_cache": cached if records else None}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ops", nargs="+", default=["q8ta_add", "q8ta_relu", "q8ta_conv2d_pw", "q8ta_linear"])
-    ap.add_argument("--examples", type=int, default=3, help="search: draws per op (default 3)")
-    ap.add_argument("--count", type=int, help="the fixed list instead of the search: cases per recipe")
-    ap.add_argument("--json", metavar="FILE")
-    args = ap.parse_args(argv)
-    workload = ["--ops", *args.ops, *(["--count", str(args.count)] if args.count else
-                                      ["--examples", str(args.examples)])]
+def measure(workload: list[str]) -> dict:
+    """The four runs on ``workload`` (``passgate vulkan`` arguments); speed-up of ``-j 2`` and the runs."""
     with tempfile.TemporaryDirectory(prefix="passgate-vulkan-bench-") as tmp:
         work = Path(tmp)
         shutil.copy(VENDOR, work / "my_fusion.py")
@@ -100,13 +93,38 @@ def main(argv=None) -> int:
             f.write("\n# the vendor edited the pass\n")
         runs["pass_edited"] = _run("pass edited", work, work / "cache-j2", 2, workload)
     same = all(r["verdicts"] == runs["cold_j1"]["verdicts"] for r in runs.values())
-    out = {"workload": workload, "load_average": os.getloadavg(), "cpus": os.cpu_count(),
-           "same_verdicts": same, "speedup_j2": round(runs["cold_j1"]["seconds"] / runs["cold_j2"]["seconds"], 2),
-           "runs": {k: {kk: vv for kk, vv in v.items() if kk != "verdicts"} for k, v in runs.items()}}
+    return {"workload": workload, "load_average": os.getloadavg(), "cpus": os.cpu_count(),
+            "same_verdicts": same, "speedup_j2": round(runs["cold_j1"]["seconds"] / runs["cold_j2"]["seconds"], 2),
+            "runs": {k: {kk: vv for kk, vv in v.items() if kk != "verdicts"} for k, v in runs.items()}}
+
+
+TARGET_SPEEDUP = 1.6  # as xdist's -n 2 figure: two workers on two cores, less the imports both pay
+
+
+def figure(ctx) -> dict:
+    """``tox -e bench``'s ``vulkan_parallel`` figure: ``-j 2`` over ``-j 1`` cold, with the warm reruns beside it."""
+    workload = ["--ops", "q8ta_add", "--count", "1"] if ctx.tiny else \
+        ["--ops", "q8ta_add", "q8ta_relu", "q8ta_conv2d_pw", "q8ta_linear", "--examples", "3"]
+    got = measure(workload)
+    value = got["speedup_j2"]
+    return {"value": value, "target": TARGET_SPEEDUP, "unit": "x faster (-j 2 over -j 1, cold, same verdicts)",
+            "better": "higher", "met": bool(got["same_verdicts"] and value >= TARGET_SPEEDUP), **got}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", nargs="+", default=["q8ta_add", "q8ta_relu", "q8ta_conv2d_pw", "q8ta_linear"])
+    ap.add_argument("--examples", type=int, default=3, help="search: draws per op (default 3)")
+    ap.add_argument("--count", type=int, help="the fixed list instead of the search: cases per recipe")
+    ap.add_argument("--json", metavar="FILE")
+    args = ap.parse_args(argv)
+    workload = ["--ops", *args.ops, *(["--count", str(args.count)] if args.count else
+                                      ["--examples", str(args.examples)])]
+    out = measure(workload)
     print(json.dumps(out, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
-    return 0 if same else 1
+    return 0 if out["same_verdicts"] else 1
 
 
 if __name__ == "__main__":

@@ -12,12 +12,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_tiny_bench_run_writes_valid_json(tmp_path):
     out = tmp_path / "bench.json"
-    r = subprocess.run([sys.executable, "-m", "benchmarks", "--tiny", "--only", "throughput", "verification", "help",
+    r = subprocess.run([sys.executable, "-m", "benchmarks", "--tiny", "--only", "throughput", "verification", "help", "reruns",
                         "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads(out.read_text())
     assert doc["schema"] == "passgate-bench/1" and doc["tiny"] is True and doc["machine"]["cpus"] >= 1
-    assert set(doc["figures"]) == {"throughput", "verification", "help"}
+    assert set(doc["figures"]) == {"throughput", "verification", "help", "reruns"}
     for name, f in doc["figures"].items():
         assert {"value", "target", "unit", "met"} <= set(f), name
         assert isinstance(f["value"], (int, float)), name
@@ -27,5 +27,7 @@ def test_tiny_bench_run_writes_valid_json(tmp_path):
     tp = doc["figures"]["throughput"]
     assert tp["ceiling_ratio_given_pass_runs"] > 0 and tp["ratio_must_checks_only"] > 0
     assert "runs" in doc["figures"]["verification"]["ms_per_pair"]
-    for line in ("throughput", "verification", "help"):  # the table prints every figure with its target
+    reruns = doc["figures"]["reruns"]
+    assert reruns["pairs"] == 1 and reruns["value"] == reruns["outer_calls_per_pair"] >= 1
+    for line in ("throughput", "verification", "help", "reruns"):  # the table prints every figure with its target
         assert any(row.startswith(line) for row in r.stdout.splitlines())

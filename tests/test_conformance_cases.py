@@ -10,10 +10,9 @@ pytest does, without running the suite.
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
-
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 

@@ -244,3 +244,29 @@ def test_pass_coverage_per_entry_with_branches_and_exercised(tmp_path, capsys):
     line = next(x for x in capsys.readouterr().out.splitlines() if entry in x)
     assert f"exercised {row['exercised']['cases_changed']}/{row['exercised']['ran']}, branches " in line
     assert main(["passes", "--coverage", str(tmp_path / "missing.json")]) == 2
+
+
+def test_not_exercised_entries_carry_the_catalogs_reason():
+    """An entry no graph can exercise says why (its known `exercised` failure) in the coverage document and
+    its Markdown; one without a reason is counted apart, as what the corpus still lacks."""
+    from harness.catalog import entry, known
+    from harness.cli.pass_coverage import render
+    from harness.run import pass_coverage as measure
+
+    why = entry("demo", "executorch.exir.passes.debug_pass:DebugPass",
+                known=(known("exercised", "prints the graph, changes nothing", "exir/passes/debug_pass.py",
+                             kind="by-design"),))
+    missing = entry("demo", "executorch.exir.passes.cse_pass:CSEPass")
+    assert measure.why_not_exercised(why) == {"kind": "by-design", "reason": "prints the graph, changes nothing",
+                                              "upstream": "exir/passes/debug_pass.py"}
+    assert measure.why_not_exercised(missing) is None
+    fail = {"status": "fail", "cases_changed": 0, "ran": 3, "message": "no case changed the program"}
+    rows = [measure.EntryCoverage(e.name, "demo", [], measure.Counts(), fail, measure.why_not_exercised(e))
+            for e in (why, missing)]
+    group = measure._group(rows, {}, lambda name: True)
+    assert group["not_exercised"] == 2 and group["not_exercised_unexplained"] == ["demo.CSEPass"]
+    doc = {"total": group, "by_catalog": {"demo": group}, "entries": [r.to_json() for r in rows], "modules": []}
+    text = render(doc)
+    assert "(1 without a reason)" in text
+    assert "- `demo.DebugPass`: by-design: prints the graph, changes nothing (exir/passes/debug_pass.py)" in text
+    assert "- `demo.CSEPass`: no reason recorded" in text

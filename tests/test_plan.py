@@ -55,6 +55,25 @@ def test_units_compare_by_kind_name_and_graph_and_keep_cuts_a_shard():
     assert set(p.units()) == shard and p.applied["exir.CSEPass"] == ["mlp"] and not p.partitioners
 
 
+def test_shards_of_a_plan_with_pipelines_do_not_overlap():
+    """A pipeline runs per graph: each shard keeps only its own graphs of it, so the parts join exactly."""
+    from harness.core.shards import Shard
+    from harness.run import sharding
+
+    def build():
+        return plan.build("standard", catalogs=["exir"], only=["exir.CSEPass"], graphs=["mlp", "conv_bn_relu"],
+                          pipelines=["xnnpack"], partitioners=["xnnpack"])
+
+    everything = build().units()
+    parts = []
+    for i in (1, 2):
+        p = build()
+        p.keep(set(sharding.split(p.units(), Shard(i, 2), key=lambda u: (u.graph, u.kind, u.name))))
+        parts.append(p.units())
+    assert not set(parts[0]) & set(parts[1])
+    assert sorted(u.key for part in parts for u in part) == sorted(u.key for u in everything)
+
+
 def test_engine_imports_no_content():
     """harness/ never imports passes/, vulkan/ or fixtures/: content plugs in through entry points."""
     import ast

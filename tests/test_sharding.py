@@ -103,3 +103,22 @@ def test_malformed_shard_exits_2_with_one_line(bad, tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--shard" in err[0] and "Traceback" not in err[0]
     assert not (tmp_path / "results.json").exists()
+
+
+def test_merge_joins_per_case_sections_and_drops_what_cannot_be_joined():
+    """A shard's own rows of a per-case section (the Vulkan table and records of `passgate vulkan --shard`)
+    are joined, not dropped; counts that differ per shard (op coverage) are left out rather than summed wrong."""
+    from harness.report.merge import merge
+
+    def part(i: int, rows: list, ops: dict) -> dict:
+        return {"schema_version": "1.0", "environment": {"passgate": "x"}, "configuration": {"shard": f"{i}/2"},
+                "started_at": f"2026-11-24T00:00:0{i}Z", "duration_s": 1.0, "complete": True, "cases": [],
+                "results": [], "exit_status": 0, "op_coverage": ops,
+                "vulkan": {"table": rows, "records": [{"case": r["case"]} for r in rows]}}
+
+    a = {"case": "linear_q8", "fused": 1}
+    b = {"case": "conv_q8", "fused": 2}
+    merged = merge([part(1, [a], {"add.Tensor": 1}), part(2, [b, a], {"add.Tensor": 2})])
+    assert merged["vulkan"]["table"] == [a, b]
+    assert merged["vulkan"]["records"] == [{"case": "linear_q8"}, {"case": "conv_q8"}]
+    assert "op_coverage" not in merged

@@ -30,7 +30,7 @@ from typing import Any, Optional
 from harness.core.errors import UsageError
 from harness.graphs.cases import STAGES
 
-__all__ = ["SEMANTICS", "LoadedPass", "instantiate", "import_file", "import_module", "is_file_location",
+__all__ = ["SEMANTICS", "LoadedPass", "instantiate", "import_file", "import_module", "is_file_location", "source_file",
            "resolve_spec", "load_pass", "from_object"]
 
 SEMANTICS = ("preserving", "changing")
@@ -175,6 +175,25 @@ def _declared(obj: Any, attr: str, allowed, default: str, spec: str) -> str:
 def is_file_location(location: str) -> bool:
     """Does the part of a SPEC before ``:`` name a file (``path/to/file.py``) rather than a module?"""
     return location.endswith(".py") or os.sep in location or "/" in location
+
+
+def source_file(location: str) -> Optional[str]:
+    """The real path of the source file a SPEC (``module:attr``, ``path.py:attr``) or module name points at,
+    found without importing it; None when it has no Python source file.
+
+    One helper for everyone who keys data by a pass's file: the verdict cache
+    (a unit depends on its pass's file) and pass coverage (coverage.py keys
+    its data by real paths).
+    """
+    target = location.rsplit(":", 1)[0] if ":" in location else location
+    if is_file_location(target):
+        return os.path.realpath(target)
+    try:
+        found = importlib.util.find_spec(target)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(found, "origin", None)
+    return os.path.realpath(origin) if origin and os.path.isabs(origin) and origin.endswith(".py") else None
 
 
 def resolve_spec(spec: str, what: str = "pass", forms: str = "package.module:Name or path/to/file.py:Name") -> Any:

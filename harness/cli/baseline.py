@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from harness.core.errors import UsageError
+from harness.report.baseline import DEFAULT_PATH
 
 __all__ = ["add_parser", "run_update", "run_show"]
 
@@ -44,7 +45,7 @@ def add_parser(sub) -> None:
                           "entries (their pass x graph ran but the check was not judged, or fails only as a "
                           "should-level warning) are dropped and listed; entries of pairs the run did not run are "
                           "dropped too, so update from a run that covers the whole baseline.")
-    up.add_argument("--baseline", default="reports/baseline.json", metavar="FILE",
+    up.add_argument("--baseline", default=DEFAULT_PATH, metavar="FILE",
                     help="the baseline to write (default reports/baseline.json); reasons already in it are kept")
     up.add_argument("--from", dest="from_results", metavar="RESULTS",
                     help="take the violations of this results.json (or its folder) instead of running")
@@ -52,7 +53,7 @@ def add_parser(sub) -> None:
     add_incremental_arguments(up)  # the run it records from reuses unchanged verdicts unless --no-incremental
     up.set_defaults(run=run_update)
     show = inner.add_parser("show", help="list the baseline's entries")
-    show.add_argument("--baseline", default="reports/baseline.json", metavar="FILE")
+    show.add_argument("--baseline", default=DEFAULT_PATH, metavar="FILE")
     show.set_defaults(run=run_show)
     p.set_defaults(run=lambda args: (p.print_help(), 2)[1])
 

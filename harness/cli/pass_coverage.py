@@ -43,7 +43,8 @@ def render(doc: dict) -> str:
     """The Markdown report: totals, per catalog, per entry (not exercised first), per module."""
     t = doc["total"]
     lines = [f"Runnable entries: {t['entries']} over {t['files']} source files: {_pct(t)}; "
-             f"not exercised (no case changed the program): {t['not_exercised']}; not run: {t['not_run']}", "",
+             f"not exercised (no case changed the program): {t['not_exercised']} "
+             f"({len(t.get('not_exercised_unexplained', ()))} without a reason); not run: {t['not_run']}", "",
              "| catalog | entries | files | lines | branches | not exercised | not run |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, c in doc["by_catalog"].items():
@@ -55,6 +56,14 @@ def render(doc: dict) -> str:
         x = e["exercised"]
         ex = f"{x['status']} ({x['cases_changed']}/{x['ran']})" if x else "not run"
         lines.append(f"| {e['name']} | {ex} | {e['line_percent']:.1f}% | {e['branch_percent']:.1f}% |")
+    lines += ["", "Not exercised, and why no graph can exercise it (the catalog's known `exercised` failure):", ""]
+    for e in doc["entries"]:
+        if (e["exercised"] or {}).get("status") != "fail":
+            continue
+        why = e.get("why_not_exercised")
+        lines.append(f"- `{e['name']}`: " + (f"{why['kind']}: {why['reason']}" + (f" ({why['upstream']})"
+                     if why["upstream"] else "") if why else "no reason recorded: the corpus lacks a graph that "
+                     "triggers it"))
     lines += ["", "| catalog | pass module | statements | lines | branches |", "| --- | --- | ---: | ---: | ---: |"]
     for r in doc["modules"]:
         lines.append(f"| {r['catalog']} | `{r['module'].replace('executorch.', '')}` | {r['statements']} | "

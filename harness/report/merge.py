@@ -12,6 +12,7 @@ records, as the unsharded run would have (:mod:`harness.check.exercised`).
 
 from __future__ import annotations
 
+import json
 from typing import Optional
 
 from harness.check import exercised
@@ -157,9 +158,34 @@ def _merge_sections(merged: dict, parts: list[dict]) -> None:
             merged[k] = joined
         elif k == "gate":
             merged[k] = _merge_gates(values)
-        elif all(v == values[0] for v in values) and len(values) == len(parts):
-            merged[k] = values[0]
+        elif len(values) == len(parts) and (joined := _join(values)) is not _UNJOINABLE:
+            merged[k] = joined
         # else: per-shard data that cannot be joined exactly (e.g. op coverage over each shard's own cases)
+
+
+_UNJOINABLE = object()
+
+
+def _join(values: list):
+    """One value from each shard's: dicts key by key, lists concatenated without repeats (each shard's rows of
+    a per-case table, e.g. the Vulkan section), anything else only when every shard agrees."""
+    if all(isinstance(v, dict) for v in values):
+        out = {}
+        for key in dict.fromkeys(k for v in values for k in v):
+            joined = _join([v[key] for v in values if key in v])
+            if joined is _UNJOINABLE:
+                return _UNJOINABLE
+            out[key] = joined
+        return out
+    if all(isinstance(v, list) for v in values):
+        seen, out = set(), []
+        for item in (i for v in values for i in v):
+            ident = json.dumps(item, sort_keys=True, default=str)
+            if ident not in seen:
+                seen.add(ident)
+                out.append(item)
+        return out
+    return values[0] if all(v == values[0] for v in values) else _UNJOINABLE
 
 
 def _merge_gates(values: list[dict]) -> dict:

@@ -18,15 +18,14 @@ do around :meth:`harness.run.plan.Plan.run`:
 
 from __future__ import annotations
 
-import importlib.util
-import os
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
+from harness.check.loading import source_file
 from harness.core.results import CheckResult
 from harness.run import affected, deps, verdicts
 
-__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "Counts", "Incremental", "case_key", "spec_file", "unit_record_key"]
+__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "Counts", "Incremental", "case_key", "unit_record_key"]
 
 RAN, REUSED, NOT_AFFECTED = "ran", "reused", "not_affected"
 
@@ -39,19 +38,6 @@ def case_key(plan, unit) -> str:
 
     spec = plan.specs_by_name.get(unit.graph)
     return f"{spec.key}/{FORMAT_VERSION}" if spec is not None else f"?{unit.graph}"
-
-
-def spec_file(spec: str) -> Optional[str]:
-    """The source file a pass SPEC (``module:attr`` or ``path.py:attr``) names, without importing it anew."""
-    target = spec.rsplit(":", 1)[0]
-    if target.endswith(".py"):
-        return os.path.realpath(target)
-    try:
-        found = importlib.util.find_spec(target)
-    except (ImportError, ValueError):
-        return None
-    origin = getattr(found, "origin", None)
-    return os.path.realpath(origin) if origin and os.path.isabs(origin) else None
 
 
 @dataclass
@@ -213,7 +199,7 @@ def _explicit(unit) -> set:
     out: set = set()
     entry = getattr(unit, "entry", None)
     if entry is not None:
-        f = spec_file(entry.spec)
+        f = source_file(entry.spec)
         if f:
             out.add(f)
     loaded = getattr(unit, "loaded", None)

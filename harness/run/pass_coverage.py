@@ -30,8 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-__all__ = ["OMIT", "Counts", "FileCoverage", "EntryCoverage", "executorch_root", "start", "module_file",
-           "entry_modules", "measured_modules", "file_coverage", "exercised_verdicts", "analyse"]
+__all__ = ["OMIT", "Counts", "FileCoverage", "EntryCoverage", "executorch_root", "start",
+           "entry_modules", "measured_modules", "file_coverage", "exercised_verdicts", "why_not_exercised", "analyse"]
 
 OMIT = ["*/test/*", "*/tests/*", "*/third-party/*"]
 
@@ -94,20 +94,21 @@ class EntryCoverage:
     modules: list  # the entry's own source modules (SPEC module first)
     counts: Counts
     exercised: Optional[dict] = None  # {status, cases_changed, ran, message} from the run's exercised record
+    # why no graph can exercise it: the catalog's known ``exercised`` failure ({kind, reason, upstream}); None when
+    # the catalog gives no reason (then a graph that triggers the pass is simply missing from the corpus)
+    why_not: Optional[dict] = None
 
     def to_json(self) -> dict:
         return {"name": self.name, "catalog": self.catalog, "modules": self.modules, **self.counts.to_json(),
-                "exercised": self.exercised}
+                "exercised": self.exercised, "why_not_exercised": self.why_not}
 
 
-def module_file(module: str) -> Optional[str]:
-    from importlib.util import find_spec
-
-    try:
-        spec = find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    return spec.origin if spec and spec.origin and spec.origin.endswith(".py") else None
+def why_not_exercised(entry) -> Optional[dict]:
+    """The catalog's reason why no graph can make ``entry`` change a program (its known ``exercised`` failure)."""
+    for k in entry.known:
+        if k.check == "exercised":
+            return {"kind": k.kind, "reason": k.reason, "upstream": k.upstream}
+    return None
 
 
 def entry_modules(entry) -> list[str]:
@@ -150,7 +151,9 @@ def measured_modules(catalogs: Iterable) -> dict:
 
 def file_coverage(cov, modules: Iterable[str]) -> dict[str, FileCoverage]:
     """module -> its coverage, through coverage.py's JSON report (its public per-file lines and branches)."""
-    paths = {m: module_file(m) for m in dict.fromkeys(modules)}
+    from harness.check.loading import source_file
+
+    paths = {m: source_file(m) for m in dict.fromkeys(modules)}
     paths = {m: p for m, p in paths.items() if p}
     if not paths:
         return {}
@@ -195,10 +198,12 @@ def _sum(files: Iterable[FileCoverage]) -> Counts:
 def _group(entries: list[EntryCoverage], files: dict[str, FileCoverage], ran: Callable[[str], bool]) -> dict:
     """Totals of some entries: their distinct files' coverage, and how many the corpus did not exercise."""
     mods = dict.fromkeys(m for e in entries for m in e.modules if m in files)
-    not_exercised = [e.name for e in entries if (e.exercised or {}).get("status") == "fail"]
+    not_exercised = [e for e in entries if (e.exercised or {}).get("status") == "fail"]
     return {"entries": len(entries), "files": len(mods), **_sum(files[m] for m in mods).to_json(),
             "not_exercised": len(not_exercised), "not_run": sum(1 for e in entries if not ran(e.name)),
-            "not_exercised_entries": not_exercised}
+            "not_exercised_entries": [e.name for e in not_exercised],
+            # not exercised with no reason in the catalog: what the corpus still lacks
+            "not_exercised_unexplained": [e.name for e in not_exercised if e.why_not is None]}
 
 
 def analyse(cov, catalogs: list, verdicts: dict[str, dict]) -> dict:
@@ -208,7 +213,8 @@ def analyse(cov, catalogs: list, verdicts: dict[str, dict]) -> dict:
     own = {e.name: entry_modules(e) for e in runnable}
     files = file_coverage(cov, list(modules) + [m for ms in own.values() for m in ms])
     entries = [EntryCoverage(e.name, e.catalog, [m for m in own[e.name] if m in files],
-                             _sum(files[m] for m in own[e.name] if m in files), verdicts.get(e.name))
+                             _sum(files[m] for m in own[e.name] if m in files), verdicts.get(e.name),
+                             why_not_exercised(e))
                for e in runnable]
     ran = verdicts.__contains__
     by_catalog = {c.name: _group([e for e in entries if e.catalog == c.name], files, ran) for c in catalogs}

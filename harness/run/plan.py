@@ -179,6 +179,7 @@ class Plan:
     applied: dict = field(default_factory=dict)  # entry or pass name -> graph names it runs on
     # entry point name (``passgate.units``) -> the units it plugged in (``vulkan``: the fusion cases)
     plugged: dict = field(default_factory=dict)
+    kept: Optional[frozenset] = None  # unit keys this plan is restricted to (a shard); None: every unit
 
     @property
     def specs_by_name(self) -> dict:
@@ -191,7 +192,7 @@ class Plan:
         out += [PartitionerUnit(n, s.name) for n in self.partitioners for s in self.specs]
         for units in self.plugged.values():
             out += units
-        return out
+        return out if self.kept is None else [u for u in out if u.key in self.kept]
 
     def needed_specs(self) -> list:
         """The graph cases the units judged on a case run on (plugged Vulkan cases build their own)."""
@@ -250,8 +251,15 @@ class Plan:
         return results
 
     def keep(self, units: set) -> None:
-        """Restrict the plan to ``units`` (a shard)."""
+        """Restrict the plan to ``units`` (a shard).
+
+        Pipeline and partitioner units are made per graph from the plan's
+        specs, so keeping their names is not enough: ``kept`` holds the unit
+        keys, or every shard holding one graph of a pipeline would run it on
+        all of them (and the shards' reports would overlap).
+        """
         keys = {u.key for u in units}
+        self.kept = frozenset(keys)
         runnable = {e.name for e in self.runnable}
         for name in list(self.applied):
             kind = ENTRY if name in runnable else PASS
