@@ -274,3 +274,34 @@ def test_changed_since_reads_git_and_a_bad_ref_is_a_usage_error(setup, capsys):
                    "--cache-dir", str(setup["cache"]), "--report", str(setup["tmp"] / "r"), "-q",
                    "--changed-since", "no-such-ref-passgate"])
     assert status == 2 and "--changed-since" in capsys.readouterr().err
+
+
+def test_a_cache_restored_at_another_path_still_hits_and_edits_still_miss(tmp_path):
+    """Dependency folders are recorded relative to the checkout and site-packages: a verdict cache restored
+    under another path (CI, a second clone) hits there; an edited file misses; a file outside every root
+    keeps its absolute path."""
+    from harness.core.results import Status, result
+
+    def tree(root: Path) -> Path:
+        (root / "pkg").mkdir(parents=True)
+        (root / "pkg" / "mod.py").write_text("X = 1\n")
+        return root
+
+    a, b = tree(tmp_path / "a" / "site"), tree(tmp_path / "b" / "site")
+    outside = tmp_path / "user_pass.py"
+    outside.write_text("Y = 1\n")
+    res = [result("P", "mlp", "runs", Status.PASS, "ok")]
+    deps.forget_hashes()
+    first = verdicts.VerdictCache(tmp_path / "cache", roots=(("{site0}", str(a)),))
+    assert first.write("k1", "entry:P@mlp", [str(a / "pkg" / "mod.py"), str(outside)], res, verdicts.new_run())
+    folders = {json.loads(p.read_text())["folder"] for p in (tmp_path / "cache" / "deps").glob("*/*.json")}
+    assert folders == {"{site0}" + os.sep + "pkg", str(tmp_path)}
+
+    moved = verdicts.VerdictCache(tmp_path / "cache", roots=(("{site0}", str(b)),))
+    rec = moved.hit("k1")
+    assert rec is not None and moved.files(rec) == {str(b / "pkg" / "mod.py"), str(outside)}
+    (b / "pkg" / "mod.py").write_text("X = 2\n")
+    deps.forget_hashes()
+    assert verdicts.VerdictCache(tmp_path / "cache", roots=(("{site0}", str(b)),)).hit("k1") is None
+    assert verdicts.portable(str(b / "pkg"), (("{site0}", str(b)),)) == "{site0}" + os.sep + "pkg"
+    assert verdicts.local("{site0}" + os.sep + "pkg", (("{site0}", str(b)),)) == str(b / "pkg")

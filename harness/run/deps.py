@@ -181,12 +181,17 @@ def forget_hashes() -> None:
     _HASHES.clear()
 
 
-def digest(files: Iterable[str]) -> Optional[str]:
-    """One hash of every file's path and content; None when any of them cannot be read."""
+def digest(files) -> Optional[str]:
+    """One hash of every file's name and content; None when any of them cannot be read.
+
+    ``files``: paths, or a mapping of the name to hash under -> the path to read (a name relative to a
+    root, :func:`harness.run.verdicts.portable`, so a relocated cache digests alike).
+    """
+    named = files if isinstance(files, dict) else {f: f for f in files}
     h = hashlib.sha256()
-    for path in sorted(files):
-        fh = file_hash(path)
+    for name in sorted(named):
+        fh = file_hash(named[name])
         if fh is None:
             return None
-        h.update(f"{path}\0{fh}\n".encode())
+        h.update(f"{name}\0{fh}\n".encode())
     return h.hexdigest()

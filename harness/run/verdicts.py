@@ -171,14 +171,50 @@ class Record:
     results: list = field(default_factory=list)  # JSON of each CheckResult
 
 
+def _roots() -> tuple:
+    """(token, real path) of the folders a dependency is recorded relative to, most specific first.
+
+    A cache folder restored elsewhere (a CI cache, a second clone, another
+    virtualenv with the same pinned packages) names the same files under
+    other absolute paths: recorded relative to the checkout and to the
+    installed packages, its records still hit there. Files outside these
+    roots (a user's pass file elsewhere) stay absolute.
+    """
+    import sysconfig
+
+    checkout = os.path.realpath(Path(__file__).resolve().parents[2])
+    site = {os.path.realpath(p) for k in ("purelib", "platlib") if (p := sysconfig.get_paths().get(k))}
+    roots = [(f"{{site{i}}}", p) for i, p in enumerate(sorted(site))] + [("{checkout}", checkout)]
+    return tuple(sorted(roots, key=lambda r: -len(r[1])))
+
+
+def portable(folder: str, roots: Optional[tuple] = None) -> str:
+    """``folder`` with the longest root it lies in replaced by that root's token."""
+    for token, root in roots or _roots():
+        if folder == root or folder.startswith(root + os.sep):
+            return token + folder[len(root):]
+    return folder
+
+
+def local(folder: str, roots: Optional[tuple] = None) -> str:
+    """The real path a :func:`portable` folder names here."""
+    if folder.startswith("{"):
+        for token, root in roots or _roots():
+            if folder == token or folder.startswith(token + os.sep):
+                return root + folder[len(token):]
+    return folder
+
+
 @dataclass
 class VerdictCache:
     """Records under ``root`` (``<cache dir>/verdicts``); counts what it found."""
 
     root: Path
     corrupt: int = 0
-    _groups: dict = field(default_factory=dict)  # id -> (folder, names) or None when unreadable
+    # id -> (folder here, names, folder as stored) or None when unreadable
+    _groups: dict = field(default_factory=dict)
     _digests: dict = field(default_factory=dict)  # id -> digest (None: a file is gone)
+    roots: tuple = field(default_factory=_roots)  # what folders are recorded relative to (:func:`portable`)
 
     def _unit_path(self, key: str) -> Path:
         return self.root / "units" / key[:2] / f"{key}.json"
@@ -199,11 +235,15 @@ class VerdictCache:
         return rec
 
     def group(self, gid: str) -> Optional[tuple]:
-        """(folder, file names) of one dependency group; None when missing or unreadable."""
+        """(folder here, file names, folder as recorded) of one dependency group; None when missing or unreadable.
+
+        Records written before folders were recorded relative to roots hold absolute folders: they are
+        digested by those names, as they were written, so they still hit where they were made."""
         if gid not in self._groups:
             try:
                 doc = json.loads((self.root / "deps" / gid[:2] / f"{gid}.json").read_bytes())
-                self._groups[gid] = (str(doc["folder"]), frozenset(str(n) for n in doc["files"]))
+                stored = str(doc["folder"])
+                self._groups[gid] = (local(stored, self.roots), frozenset(str(n) for n in doc["files"]), stored)
             except FileNotFoundError:
                 self._groups[gid] = None
             except (OSError, ValueError, KeyError, TypeError):
@@ -224,7 +264,9 @@ class VerdictCache:
     def _group_digest(self, gid: str) -> Optional[str]:
         if gid not in self._digests:
             g = self.group(gid)
-            self._digests[gid] = None if g is None else deps.digest(os.path.join(g[0], n) for n in g[1])
+            # files named as recorded (relative to a root), so the digest is the same wherever the roots are
+            self._digests[gid] = None if g is None else deps.digest(
+                {os.path.join(g[2], n): os.path.join(g[0], n) for n in g[1]})
         return self._digests[gid]
 
     def current_digest(self, groups: Iterable[str]) -> Optional[str]:
@@ -275,12 +317,13 @@ class VerdictCache:
             by_folder.setdefault(os.path.dirname(f), set()).add(os.path.basename(f))
         groups = []
         for folder, names in sorted(by_folder.items()):
-            body = json.dumps({"folder": folder, "files": sorted(names)}, sort_keys=True).encode()
+            stored = portable(folder, self.roots)
+            body = json.dumps({"folder": stored, "files": sorted(names)}, sort_keys=True).encode()
             gid = hashlib.sha256(body).hexdigest()[:32]
             path = self.root / "deps" / gid[:2] / f"{gid}.json"
             if self.group(gid) is None:  # new, or unreadable: (re)written, and its digest computed afresh
                 atomic_write_bytes(path, body)
-                self._groups[gid] = (folder, frozenset(names))
+                self._groups[gid] = (folder, frozenset(names), stored)
                 self._digests.pop(gid, None)
             groups.append(gid)
         dig = self.current_digest(groups)
