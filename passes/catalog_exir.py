@@ -4,7 +4,13 @@ Stages follow where ExecuTorch runs each pass: ``to_edge`` / ``EdgeProgramManage
 passes at ``edge``; the ``to_executorch`` passes (out variants, memory planning,
 view-copy removal) need ``SpecPropPass`` first, as ``edge_to_executorch_passes``
 orders them, and are built with ``after``; ``OpReplacePass`` turns ATen ops into
-edge ops, so it runs on the ``export`` program.
+edge ops, so it runs on the ``export`` program, as do the passes ``to_edge`` runs
+on the ATen program before it (``NormalizeTransposePass``, ``ScalarToTensorPass``,
+``SymToTensorPass``, ``RemoveMixedTypeOperators``, ``ReplaceBrokenOpsWithFunctionalOpsPass``,
+``remove_unused_parameters_pass``, ``convert_constant_dim_order_pass``): on an edge
+program they find nothing left to do. passgate's ``export`` program is the
+training IR, not the core ATen program ``to_edge`` decomposes to first; where
+that shows, a ``precondition`` known failure says so.
 
 Passes whose constructor takes options have one entry per construction
 (``Name[config]``, see :class:`harness.catalog.Config`): the flags
@@ -75,7 +81,10 @@ ENTRIES = (
        configs={"enabled": Config(Build("call", kwargs=(("enable_debug_pass", True), ("show_src", True),
                                                         ("show_all_frames", True), ("show_spec", True))),
                                   contract="debug printer on (code, nodes, frames, specs, op counts at DEBUG level, "
-                                           "to the root logger): printing must leave the graph intact")}),
+                                           "to the root logger): printing must leave the graph intact")},
+       known=(known("exercised", "a debug printer: off, call returns at once; on, it only logs the code, nodes, "
+                    "frames, specs and op counts. No graph can make it change the program",
+                    "exir/passes/__init__.py (DebugPass.call)", kind="by-design"),)),
     _e(TO_OUT, build=Build(after=(SPEC_PROP,)), contract="functional ops -> out variants with memory.alloc nodes",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),
               known("meta_stack_trace", "memory.alloc nodes it creates carry no stack_trace",
@@ -99,21 +108,32 @@ ENTRIES = (
            Build("program_function", kwargs=(("custom_skip_targets", Lazy(f"{__name__}:skip_targets_no_quant")),)),
            applies_to=("quantized",), contract="custom_skip_targets without the quantization primitives (as "
                                                "Samsung's ConstantPropPass): Q/DQ of constant weights fold too")}),
-    _e(f"{P}.convert_constant_dim_order_pass:convert_constant_dim_order_pass", build=_PROGRAM_FN,
+    _e(f"{P}.convert_constant_dim_order_pass:convert_constant_dim_order_pass", build=_PROGRAM_FN, stage="export",
        contract="constant tensors get default or channels_last dim order"),
     _e(f"{P}.cse_pass:CSEPass", contract="common subexpression elimination"),
     _e(f"{P}.debug_handle_generator_pass:DebugHandleGeneratorPass",
-       contract="gives every node a debug_handle (ties runtime profiles to source)"),
+       contract="gives every node a debug_handle (ties runtime profiles to source)",
+       known=(known("exercised", "to_edge runs it last, so on an edge program it recomputes the very handles it "
+                    "gave; the export program's nodes carry no meta['from_node'] (it asserts on the first one): "
+                    "its input exists only inside to_edge, after OpReplacePass retraced the graph",
+                    "exir/program/_program.py (_generate_edge_program)", kind="precondition"),)),
     _e(f"{P}.external_constants_pass:external_constants_pass",
        contract="tags constants for external storage (node metadata only)",
-       configs={"spec_prop": Config(Build(after=(SPEC_PROP,)),
+       known=(known("exercised", "tags only placeholders whose meta['spec'] is a const TensorSpec, which only "
+                    "SpecPropPass sets (to_executorch runs it first): no edge or export program has it. "
+                    "[spec_prop] and [gen_tag_fn] run it after SpecPropPass and exercise the tagging",
+                    "exir/passes/external_constants_pass.py (external_constants_pass)", kind="precondition"),),
+       configs={"spec_prop": Config(Build(after=(SPEC_PROP,)), inherit_known=False,
                                     contract="after SpecPropPass, as to_executorch runs it: it tags only constants "
                                              "whose meta['spec'] says const, so without it the pass tags nothing"),
-                "gen_tag_fn": Config(Build("graph_function", (constant_tag,), after=(SPEC_PROP,)),
+                "gen_tag_fn": Config(Build("graph_function", (constant_tag,), after=(SPEC_PROP,)), inherit_known=False,
                                      contract="after SpecPropPass with a gen_tag_fn: weights tagged, other "
                                               "constants given None")}),
     _e(f"{P}.external_constants_pass:external_mutable_weights_pass", build=Build("graph_and_program"),
-       contract="tags mutable weights for external storage (node metadata only)"),
+       contract="tags mutable weights for external storage (node metadata only)",
+       known=(known("exercised", "tags only parameters that a GRADIENT_TO_PARAMETER output names: a joint "
+                    "forward-backward (training) program, after SpecPropPass; passgate's cases are inference exports",
+                    "exir/passes/external_constants_pass.py (_is_mutable_weight)", kind="precondition"),)),
     _e(f"{P}.fold_redundant_qdq_pass:FoldRedundantDequantizeQuantizePass", stage="quantized-edge",
        contract="folds dequantize -> quantize pairs with matching qparams"),
     _e(f"{P}.init_mutable_pass:InitializedMutableBufferPass", build=Build("call", (["running_", "cache"],)),
@@ -127,7 +147,12 @@ ENTRIES = (
        contract="dim_order ops -> memory_format ops (for backends without dim order support)",
        known=(known("verifier", "reverts to _to_copy/clone with memory_format, which the edge verifier rejects in "
                     "dim-order mode; XNNPACK runs it on its own delegated subgraph", kind="by-design"),)),
-    _e(f"{P}.memory_format_ops_pass:MemoryFormatOpsPass", contract="memory_format ops -> dim_order ops"),
+    _e(f"{P}.memory_format_ops_pass:MemoryFormatOpsPass", contract="memory_format ops -> dim_order ops",
+       known=(known("exercised", "rewrites only edge ops taking memory_format (_to_copy, clone, "
+                    "empty.memory_format): they exist only inside to_edge between OpReplacePass and this pass; the "
+                    "export program has ATen ops (not EdgeOpOverload), the edge program dim_order ops already. Run "
+                    "after OpReplacePass, exercised would credit OpReplacePass's changes to it",
+                    "exir/program/_program.py (_generate_edge_program)", kind="precondition"),)),
     _e(f"{P}.memory_planning_pass:MemoryPlanningPass", build=Build(after=(SPEC_PROP, TO_OUT)),
        contract="assigns every tensor spec a memory id and offset",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),),
@@ -152,11 +177,15 @@ ENTRIES = (
                                    contract="share_mutable_buffers=True: mutable buffers planned in a shared arena "
                                             "(multi-method programs)"),
        }),
-    _e(f"{P}.normalize_transpose_pass:NormalizeTransposePass", contract="aten.t -> permute_copy"),
+    _e(f"{P}.normalize_transpose_pass:NormalizeTransposePass", stage="export", contract="aten.t -> aten.t_copy"),
     _e(f"{P}.normalize_view_copy_base_pass:NormalizeViewCopyBasePass",
        contract="every view_copy reads the first non-view upstream"),
     _e(f"{P}.propagate_device_pass:PropagateDevicePass",
-       contract="H2D/D2H copies at delegate boundaries (none without delegates)"),
+       contract="H2D/D2H copies at delegate boundaries (none without delegates)",
+       known=(known("exercised", "acts only on executorch_call_delegate nodes whose lowered module has a "
+                    "'target_device' CompileSpec (e.g. cuda:0); passgate's programs are CPU programs without "
+                    "delegates, and no CPU backend sets that spec",
+                    "exir/passes/propagate_device_pass.py (PropagateDevicePass.call)", kind="precondition"),)),
     _e(f"{P}.prune_empty_tensors_pass:PruneEmptyTensorsPass", contract="removes ops on empty tensors"),
     _e(f"{P}.quant_fusion_pass:QuantFusionPass", stage="quantized-edge", slow=True,
        contract="dequant -> op -> quant patterns -> quantized ops",
@@ -190,32 +219,57 @@ ENTRIES = (
     _e(f"{P}.remove_graph_asserts_pass:RemoveGraphAssertsPass", contract="removes assert ops"),
     _e(f"{P}.remove_graph_asserts_pass:RemoveNonCoreAtenOpGraphAssertsPass",
        contract="removes assert ops that are not core ATen"),
-    _e(f"{P}.remove_mixed_type_operators:RemoveMixedTypeOperators",
-       contract="explicit casts where binary ops mix dtypes"),
+    _e(f"{P}.remove_mixed_type_operators:RemoveMixedTypeOperators", stage="export",
+       contract="explicit casts where binary ops mix dtypes (ATen ops: on edge ops it matches nothing)",
+       known=(known("runs", "raises AttributeError ('float' object has no attribute 'data') on a Python scalar "
+                    "operand (x * 0.5): to_edge runs ScalarToTensorPass just before it, so it never sees one",
+                    "exir/passes/remove_mixed_type_operators.py (call_operator)", kind="precondition"),)),
     _e(f"{P}.remove_noop_pass:RemoveNoopPass", contract="removes ops that pass their input through"),
     _e(f"{P}.remove_noop_pass:RemoveToCopyPass", contract="removes _to_copy ops that change nothing"),
-    _e(f"{P}.remove_unused_parameters_pass:remove_unused_parameters_pass", build=_PROGRAM_FN,
+    _e(f"{P}.remove_unused_parameters_pass:remove_unused_parameters_pass", build=_PROGRAM_FN, stage="export",
        contract="drops parameters no node reads"),
     _e(f"{P}.replace_aten_with_edge_pass:OpReplacePass", stage="export",
        contract="ATen ops -> edge ops (what to_edge does)"),
-    _e(f"{P}.replace_broken_ops_with_function_ops_pass:ReplaceBrokenOpsWithFunctionalOpsPass",
-       contract="non-functionalized ops -> functional equivalents"),
+    _e(f"{P}.replace_broken_ops_with_function_ops_pass:ReplaceBrokenOpsWithFunctionalOpsPass", stage="export",
+       contract="non-functionalized ops -> functional equivalents",
+       known=(known("runs", "raises AttributeError on view ops of the training IR that have no aten *_copy "
+                    "twin (chunk, reshape, moveaxis, swapdims, swapaxes, tensor_split, to.dtype): to_edge hands it "
+                    "the core ATen program (run_decompositions first), where they are decomposed",
+                    "exir/passes/replace_broken_ops_with_function_ops_pass.py (call_operator)",
+                    kind="precondition"),)),
     _e(f"{P}.replace_edge_with_backend_pass:EdgeToBackendOpsPass",
        contract="sym ops -> executorch_prim ops; backend ops -> BackendOpOverload"),
-    _e(f"{P}.replace_sym_size_op_pass:ReplaceSymSizeOpPass", contract="sym_size packets -> sym_size.int"),
+    _e(f"{P}.replace_sym_size_op_pass:ReplaceSymSizeOpPass", contract="sym_size packets -> sym_size.int",
+       known=(known("exercised", "rewrites only OpOverloadPacket targets (aten.sym_size, sym_stride, sym_numel) "
+                    "that the legacy exir.capture tracer emitted; torch.export always records the overload "
+                    "(aten.sym_size.int), at export and edge alike, so no program has a packet to replace",
+                    "exir/passes/replace_sym_size_op_pass.py (ReplaceSymSizeOpPass.call)", kind="by-design"),)),
     _e(f"{P}.replace_view_copy_with_view_pass:ReplaceViewCopyWithViewPass", build=Build(after=(SPEC_PROP,)),
        contract="view_copy -> memory.view (aliasing view) after spec propagation"),
-    _e(f"{P}.scalar_to_tensor_pass:ScalarToTensorPass", contract="scalars in Tensor schema slots -> tensors"),
+    _e(f"{P}.scalar_to_tensor_pass:ScalarToTensorPass", stage="export",
+       contract="scalars in Tensor schema slots -> tensors",
+       known=(known("verifier", "leaves the tensors it makes as get_attr constants, which the export verifier "
+                    "rejects ('Invalid get_attr type'); _generate_edge_program lifts them right after "
+                    "(lift_constant_tensor_pass)", "exir/program/_program.py (_generate_edge_program)",
+                    kind="by-design"),)),
     _e(f"{P}.spec_prop_pass:SpecPropPass", contract="every node gets meta['spec'] (TensorSpec)"),
     _e(f"{P}.sym_shape_eval_pass:ConstraintBasedSymShapeEvalPass", build=Build(after=(SPEC_PROP,)),
        contract="symbolic shapes -> upper bounds from the range constraints"),
     _e(f"{P}.sym_shape_eval_pass:HintBasedSymShapeEvalPass", build=Build(after=(SPEC_PROP,)),
        contract="symbolic shapes -> hints (deprecated upstream)"),
-    _e(f"{P}.sym_to_tensor_pass:SymToTensorPass", contract="SymInt/SymFloat in Tensor slots -> tensors"),
+    _e(f"{P}.sym_to_tensor_pass:SymToTensorPass", stage="export",
+       contract="SymInt/SymFloat in Tensor slots -> tensors"),
     _e(f"{P}.to_device_pass:ToDevicePass", build=Build("call", ("cpu",)),
-       contract="moves the module and explicit device= kwargs to a device (here: cpu)"),
+       contract="moves the module and explicit device= kwargs to a device (here: cpu)",
+       known=(known("exercised", "on a CPU-only machine the target is cpu, where every device= kwarg already is. "
+                    "Another device (even cpu:0) rewrites the kwargs but leaves lifted parameters and meta['val'] on "
+                    "cpu: the edge verifier's fake-tensor propagation then fails on mixed devices",
+                    "exir/passes/to_device_pass.py (ToDevicePass.call)", kind="precondition"),)),
     _e(f"{P}.weights_to_outputs_pass:weights_to_outputs_pass", build=_PROGRAM_FN,
-       contract="training graphs: weights with gradients become outputs (a no-op without gradients)"),
+       contract="training graphs: weights with gradients become outputs (a no-op without gradients)",
+       known=(known("exercised", "returns the program as it is unless an output is GRADIENT_TO_PARAMETER: it "
+                    "needs a joint forward-backward (training) program; passgate's cases are inference exports",
+                    "exir/passes/weights_to_outputs_pass.py (weights_to_outputs_pass)", kind="precondition"),)),
     _e(f"{P}.dynamic_shape_prop_pass:DynamicShapePropPass",
        unavailable="module does not import in executorch 1.5.1: it imports LoweredBackendModule from "
                    "executorch.exir.delegate, which no longer defines it (dead module, upstream)"),

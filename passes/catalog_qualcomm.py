@@ -41,6 +41,10 @@ def uint8_io(node):
 
 
 _PREPROCESS = "as QnnPassManager.transform_for_preprocess_pipeline builds it"
+_SOURCE_FN = ("finds {0} through get_source_partitions, i.e. meta['source_fn_stack'], which only strict (dynamo) "
+              "torch.export records, as QNN's flow exports; passgate exports with strict=False, so no node of any "
+              "case has it (the pattern also needs a quantized {0} between Q/DQ)")
+_STRICT = "backends/qualcomm/utils/utils.py (to_edge_transform_and_lower_to_qnn: torch.export.export(strict=True))"
 # module:Class -> the constructions QnnPassManager uses beside the capture-program one
 _CONFIGS = {
     "annotate_quant_attrs:AnnotateQuantAttrs": {
@@ -159,6 +163,16 @@ _KNOWN = {
     "i64_to_i32:I64toI32": (
         known("input_unchanged", _MUTATES),),
     "layout_transform:LayoutTransform": (known("input_unchanged", _MUTATES, graphs=("conv",)),),
+    "annotate_avg_pool1d:AnnotateAvgPool1D": (known("exercised", _SOURCE_FN.format("avg_pool1d"), _STRICT,
+                                                     kind="precondition"),),
+    "annotate_stack:AnnotateStack": (known("exercised", _SOURCE_FN.format("stack"), _STRICT, kind="precondition"),),
+    "annotate_get_attr:AnnotateGetAttr": (
+        known("exercised", "annotates get_attr nodes feeding a dequantize; an ExportedProgram lifts every constant "
+              "to a placeholder, so get_attr nodes exist only once CanonicalizeConv or ConvertLinearToConv2d "
+              "inserted them (its dependencies in QnnPassManager); run after them, exercised would credit their "
+              "changes to it",
+              "backends/qualcomm/_passes/qnn_pass_manager.py (get_passes_dependency_for_capture_program)",
+              kind="precondition"),),
     "expand_broadcast_tensor_shape:ExpandBroadcastTensorShape": (
         known("meta_stack_trace", "the view_copy nodes it inserts to equalize ranks carry no stack_trace",
               "backends/qualcomm/_passes/expand_broadcast_tensor_shape.py"),

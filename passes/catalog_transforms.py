@@ -43,6 +43,11 @@ def dequantize_weight_targets():
 
 
 _I64_TO_I32 = f"{P}.convert_dtype_pass:I64toI32"
+_CL_VARIANTS = f"{P}.replace_ops_with_channels_last_variants:ReplaceOpsWithChannelsLastVariants"
+_DCE = "executorch.exir.passes:dead_code_elimination_pass"
+_DEAD_GETITEMS = ("the cases' edge programs come from a serialize/deserialize round trip, whose deserializer gives "
+                  "every result of a multi-output node a getitem, the unused ones too (<node>_unused_1, ...; a "
+                  "program to_edge returns has none)")
 _DTYPE_REPRO = "reports/upstream/repro_convert_dtype_pass_multi_output.py"
 _MULTI_OUTPUT = ("rewrites meta['val'] only of nodes whose value is one tensor: multi-output ops (native_layer_norm, "
                  "native_batch_norm, split_with_sizes_copy) and the getitems unpacking them keep float32 in "
@@ -54,7 +59,11 @@ _DTYPE_COPY_DIM_ORDER = ("with _skip_dim_order=True it casts with aten._to_copy,
 ENTRIES = (
     _e("addmm_mm_to_linear:AddmmToLinearTransform", contract="addmm/mm (+permute of the weight) -> linear",
        known=(known("verifier", _LINEAR, kind="by-design"),)),
-    _e("aten_to_dialect_pass:AtenToDialectPass", build=PROG, contract="backend-dialect op substitution"),
+    _e("aten_to_dialect_pass:AtenToDialectPass", build=PROG, contract="backend-dialect op substitution",
+       known=(known("exercised", "the base class's substitution registry is empty (_DIALECT_SUBSTITUTIONS = {}): "
+                    "only subclasses register ops (cortex_m's AtenToCortexMPass, Arm's ExirToTosaPass, through "
+                    "register_dialect_substitution), so built as is it substitutes nothing on any graph",
+                    "backends/transforms/aten_to_dialect_pass.py (AtenToDialectPass.call)", kind="by-design"),)),
     _e("canonicalize_view_copy_permute_pass:CanonicalizeViewCopyPermutePass",
        contract="view_copy that only permutes -> permute_copy",
        known=(known("input_unchanged", _MUTATES),)),
@@ -89,8 +98,17 @@ ENTRIES = (
        configs={"aten_copy": Config(Build("call", kwargs=(("_skip_dim_order", True),)),
                                     contract="int64 -> int32 casting with aten._to_copy (_skip_dim_order=True)",
                                     known=(known("verifier", _DTYPE_COPY_DIM_ORDER, kind="by-design"),))}),
-    _e("decompose_channels_last_pass:DecomposeChannelsLastPass",
-       contract="channels-last variant ops -> permutes around the default op"),
+    _e("decompose_channels_last_pass:DecomposeChannelsLastPass", build=Build(after=(_CL_VARIANTS,)),
+       contract="channels-last variant ops -> permutes around the default op: run after "
+                "ReplaceOpsWithChannelsLastVariants, which makes the channels_last dialect ops it decomposes (the "
+                "fallback for the part of the graph no backend claimed; a plain edge program has none)",
+       known=(known("meta_stack_trace", "inherited from the prerequisite: ReplaceOpsWithChannelsLastVariants makes the "
+                    "permute_copy (and getitem) nodes around each replaced op with meta = {}, and this pass rewrites "
+                    "each channels_last.permute_copy into aten.permute_copy with that empty metadata",
+                    "backends/transforms/replace_ops_with_channels_last_variants.py (_permute_node_input, "
+                    "_permute_node_output)"),
+              known("meta_nn_module_stack", "same cause: the permutes the prerequisite inserts carry no "
+                    "nn_module_stack", "backends/transforms/replace_ops_with_channels_last_variants.py"))),
     _e("decompose_sdpa:DecomposeScaledDotProductAttention", stage="export",
        contract="scaled_dot_product_attention -> matmul/softmax (before to_edge)",
        known=(known("meta_stack_trace", "the decomposed nodes get the SDPA node's nn_module_stack but no stack_trace",
@@ -102,11 +120,25 @@ ENTRIES = (
                                                   "repro_decompose_sdpa_ignores_allow_non_fake_inputs.py), so this "
                                                   "builds what the default does")}),
     _e("duplicate_dynamic_quant_chain:DuplicateDynamicQuantChainPass", stage="export", applies_to=("quantized",),
-       contract="each user of a dynamic quant chain gets its own chain (ATen, after convert)"),
+       contract="each user of a dynamic quant chain gets its own chain (ATen, after convert)",
+       known=(known("exercised", "acts only on a dynamic quantization chain (choose_qparams.tensor -> getitem -> "
+                    "quantize -> dequantize with several users), what a dynamic quantizer leaves (the LLM export "
+                    "flow, after convert_pt2e); the quantized graphs are static post-training int8 (XNNPACKQuantizer, "
+                    "is_dynamic=False): their scales are constants, no choose_qparams node exists",
+                    "backends/transforms/duplicate_dynamic_quant_chain.py (DuplicateDynamicQuantChainPass.call)",
+                    kind="precondition"),)),
     _e("enforce_contiguous_dim_order:EnforceContiguousDimOrder", contract="dim-order ops -> contiguous",
        known=(known("input_unchanged", _MUTATES),)),
     _e("fuse_batch_norm_with_conv:FuseBatchNormWithConvPass", build=PROG,
-       contract="batch norm folded into the preceding conv's weight and bias"),
+       contract="batch norm folded into the preceding conv's weight and bias",
+       known=(known("exercised", f"can_fuse requires every user of the batch norm to be getitem(0): {_DEAD_GETITEMS}, "
+                    "so the dead getitem(1)/getitem(2) of each batch norm block every fusion; the dce_first "
+                    "configuration removes them first and fuses", "backends/transforms/fuse_batch_norm_with_conv.py "
+                    "(FuseBatchNormWithConvPass.can_fuse)", kind="precondition"),),
+       configs={"dce_first": Config(
+           Build("program", after=(_DCE,)), inherit_known=False,
+           contract="after dead_code_elimination_pass, which drops the unused getitems of the round trip: the program "
+                    "to_edge gives, as Samsung's preprocess hands it (conv -> batch norm folded)")}),
     _e("fuse_cascaded_transpose_or_permute_ops:FuseCascadedTransposeOrPermuteOps",
        contract="permute(permute(x)) -> one permute"),
     _e("fuse_cascaded_view_ops:FuseCascadedViewOps", contract="view(view(x)) -> one view"),
@@ -120,13 +152,24 @@ ENTRIES = (
                     "metadata; the retrace copies the (empty) meta", "backends/transforms/fuse_conv_with_clamp.py"),
               known("meta_nn_module_stack", "same cause: the fused node gets no nn_module_stack",
                     "backends/transforms/fuse_conv_with_clamp.py"),
-              known("input_unchanged", _MUTATES))),
+              known("input_unchanged", _MUTATES),
+              known("numerics", "reads hardtanh's bounds only from node.args (len(args) > 1): given as keywords, "
+                    "hardtanh(x, min_val=0.0, max_val=6.0) as ExecuTorch's serde gives a call back (the cases' "
+                    "programs), the fused conv_with_clamp clamps to the default [-1, 1] instead of the node's bounds",
+                    "backends/transforms/fuse_conv_with_clamp.py (get_output_min_max_from_activation)"))),
     _e("fuse_duplicate_users_pass:FuseDuplicateUsersPass", contract="identical users of one value -> one node"),
     _e("fuse_identical_input_transforms_pass:NormalizeTransformInputPlaceholdersPass", build=PROG,
-       contract="canonical placeholders for transformed inputs"),
+       contract="canonical placeholders for transformed inputs",
+       known=(known("exercised", "renames only a placeholder named like a transform node (aten_view_copy_default, "
+                    "aten_permute_copy_default, with an _N suffix) whose target differs from its name, the state a "
+                    "backend's own passes leave in the graph handed to Arm's TOSA lowering (upstream's test builds "
+                    "it by hand); torch.export and to_edge give every placeholder its name as target (x0, p_*, b_*, "
+                    "c_*), so no exported program has one",
+                    "backends/transforms/fuse_identical_input_transforms_pass.py "
+                    "(_normalize_transform_user_input_placeholders)", kind="precondition"),)),
     _e("fuse_identical_input_transforms_pass:FuseIdenticalInputTransformsPass", build=PROG,
        contract="identical transforms of one input -> one",
-),
+       known=(known("input_unchanged", _MUTATES),)),
     _e("fuse_transpose_or_permute_op_pairs_pass:FuseTransposeOrPermuteOpPairsPass",
        contract="permute pairs that cancel across branches are removed"),
     _e("fuse_view_copy:FuseViewCopyTransform", contract="consecutive view_copy ops fused",
@@ -137,9 +180,20 @@ ENTRIES = (
     _e("permute_pass_utils:RemoveOrReplacePassInterface",
        unavailable="abstract base class (targets, maybe_remove_or_replace): concrete passes implement it"),
     _e("permute_pass_utils:FuseOpPairsAcrossBranchesPass",
-       contract="base of op-pair fusion; with no pairs configured it must change nothing"),
+       contract="base of op-pair fusion; with no pairs configured it must change nothing",
+       known=(known("exercised", "a base class without call(): it only provides find_and_fuse(producer, consumer "
+                    "op packets) for subclasses (FuseTransposeOrPermuteOpPairsPass, Cadence's "
+                    "FuseQuantDequantToRequantizePass) to call with their pairs; run as is it is ExportPass's "
+                    "identity retrace on every graph",
+                    "backends/transforms/permute_pass_utils.py (FuseOpPairsAcrossBranchesPass)", kind="by-design"),)),
     _e("postpone_permute_below_squeeze_view:PostponePermuteOpBelowSqueezeOrUnsqueezeLikeView",
-       contract="permute moved below squeeze-like views"),
+       contract="permute moved below squeeze-like views",
+       known=(known("input_unchanged", _MUTATES),
+              known("meta_stack_trace", "_insert_nodes makes the new view_copy (now above the permute) with "
+                    "graph.call_function and no metadata; only the new permute takes the old view's meta",
+                    "backends/transforms/postpone_permute_below_squeeze_view.py (_insert_nodes)"),
+              known("meta_nn_module_stack", "same cause: the moved view_copy gets no nn_module_stack",
+                    "backends/transforms/postpone_permute_below_squeeze_view.py (_insert_nodes)"))),
     _e("propagate_view_copy_permute_pass:PropagateViewCopyPermutePass",
        unavailable="abstract base of the Up/Down passes (fuse_horizontal, _get_next_nodes, ...)"),
     _e("propagate_view_copy_permute_pass:PropagateViewCopyPermuteUpPass", build=PROG,
@@ -148,8 +202,13 @@ ENTRIES = (
        contract="permutes propagated towards the outputs"),
     _e("quantize_fused_convbn_bias_pass:QuantizeFusedConvBnBiasAtenPass", stage="export", build=PROG,
        applies_to=("quantized",), contract="quantizes the bias conv-bn fusion left in float (ATen, after convert)",
+       known=(known("exercised", "reads a conv's bias only from node.args[2]; in the quantized cases' programs the "
+                    "float bias batch-norm folding gave each conv is a keyword argument (conv2d(x, w, bias=b, "
+                    "stride=...), as ExecuTorch's serde gives it back), so no conv is seen to have a bias and the "
+                    "pass leaves every one float; a program fresh from torch.export (bias positional) is rewritten",
+                    "reports/upstream/repro_quantize_fused_convbn_bias_pass.py"),),
        configs={"zero_bias": Config(
-           Build("program", kwargs=(("default_zero_bias", True),)),
+           Build("program", kwargs=(("default_zero_bias", True),)), inherit_known=False,
            contract="default_zero_bias=True: convs without a bias get a zero bias, quantized",
            known=(known("runnable", "reads a conv's bias only from node.args[2]; the fused bias is a keyword "
                         "argument (conv2d(x, w, bias=b, stride=...), as ExecuTorch's serde gives it back), so the "
@@ -171,9 +230,37 @@ ENTRIES = (
                               contract="eliminate_quant_dequant_pairs=False, as Cadence builds it: clones go, Q/DQ "
                                        "pairs stay"),
        }),
-    _e("remove_getitem_op:RemoveGetItemPass", contract="max_pool2d_with_indices + getitem -> max_pool2d"),
+    _e("remove_getitem_op:RemoveGetItemPass", contract="max_pool2d_with_indices + getitem -> max_pool2d",
+       known=(known("runs", f"asserts that max_pool2d_with_indices has exactly one user, counting a dead getitem "
+                    f"of the indices: {_DEAD_GETITEMS}, so a loaded program with an unused indices output crashes the "
+                    "pass (as do graphs that read the indices, which XNNPACK never hands it)",
+                    "backends/transforms/remove_getitem_op.py (RemoveGetItemPass.call)"),
+              known("exercised", "same cause: on every graph with a max pool it raises instead of rewriting (the "
+                    "dce_first configuration rewrites them)", "backends/transforms/remove_getitem_op.py",
+                    kind="precondition")),
+       configs={"dce_first": Config(
+           Build(after=(_DCE,)),
+           contract="after dead_code_elimination_pass, which drops the unused getitems of the round trip, so a max "
+                    "pool whose indices nothing reads has the one getitem(0) user the pass expects",
+           inherit_known=False,
+           known=(known("verifier", "emits aten.max_pool2d, which is not core ATen: the default edge verifier rejects "
+                        "it; XNNPACK, Arm, Samsung and Cortex-M run it only on the subgraph their backend consumes",
+                        "backends/transforms/remove_getitem_op.py", kind="by-design"),
+                  known("runs", "a max pool whose indices are read (F.max_pool2d(..., return_indices=True)), or a "
+                        "max.dim read only for its indices, keeps other users than getitem(0): the pass raises "
+                        "AssertionError (XNNPACK supports the values only; its partitioner never hands it such a "
+                        "node)", "backends/transforms/remove_getitem_op.py (RemoveGetItemPass.call)",
+                        kind="precondition")))}),
     _e("remove_permutes_around_elementwise_ops:RemovePermutesAroundElementwiseOps",
-       contract="permute / elementwise / inverse permute -> elementwise"),
+       contract="permute / elementwise / inverse permute -> elementwise",
+       known=(known("input_unchanged", _MUTATES),
+              known("meta_stack_trace", "the compensating permute_copy (or view_copy) it puts on a constant input of "
+                    "the region (a parameter or buffer read between the two permutes) is made with "
+                    "graph.create_node and no metadata",
+                    "backends/transforms/remove_permutes_around_elementwise_ops.py (permute_subgraph)"),
+              known("meta_nn_module_stack", "same cause: the compensating permute of a constant gets no "
+                    "nn_module_stack",
+                    "backends/transforms/remove_permutes_around_elementwise_ops.py (permute_subgraph)"))),
     _e("replace_channels_last_input_clones:ReplaceChannelsLastInputClones",
        contract="channels-last clones of inputs replaced"),
     _e("replace_nop_transpose_or_permute_with_view:ReplaceNopTransposeOrPermuteWithViewPass",

@@ -66,7 +66,14 @@ ENTRIES = (
     _e("fuse_quantized_ops:FuseQuantizedOpsTransform", stage="quantized-edge", build=Build("program_attr"),
        contract="dequant -> linear patterns with channelwise/groupwise weights -> et_vk quantized linear"),
     _e("insert_dtype_promotion:InsertDtypePromotionPass",
-       contract="_to_copy before binary ops whose inputs differ in dtype"),
+       contract="_to_copy before binary ops whose inputs differ in dtype",
+       # seen on a mixed-dtype comparison (torch.gt(int32, float32)); no corpus graph has one yet
+       known=(known("verifier", "casts with aten._to_copy, which the edge verifier rejects in dim-order mode (the "
+                    "default of to_edge); Vulkan verifies with its 'any op' verifier", kind="by-design"),
+              known("meta_stack_trace", "the _to_copy nodes it creates get only meta['val']: no stack_trace",
+                    "backends/vulkan/_passes/insert_dtype_promotion.py (InsertDtypePromotionPass.call)"),
+              known("meta_nn_module_stack", "likewise: the _to_copy nodes carry no nn_module_stack",
+                    "backends/vulkan/_passes/insert_dtype_promotion.py (InsertDtypePromotionPass.call)"))),
     _e("insert_prepack_nodes:insert_prepack_nodes", build=Build("program_function", after=(SPEC_PROP,)),
        contract="constant tensors get et_vk.prepack nodes (after SpecPropPass, as in preprocess)",
        known=(known("verifier", _ET_VK, kind="by-design"),)),

@@ -54,7 +54,10 @@ ENTRIES = (
                 "the CPU meaning of the graph drops the activation (hence declared meaning-changing)"),
     _e(".fuse_batch_norm:FuseBatchNormPass", build=PROG, contract="batch norm folded into the preceding conv/linear"),
     _e(".insert_pad_qdq:InsertPadQDQPass", stage="quantized-edge", build=PROG,
-       contract="Q/DQ pairs after constant_pad_nd in quantized context"),
+       contract="Q/DQ pairs after constant_pad_nd in quantized context",
+       known=(known("val_matches_execution", "the quantize node it inserts copies the pad's meta "
+                    "(q.meta = node.meta.copy()): its meta['val'] says float32, it returns int8",
+                    "backends/xnnpack/_passes/insert_pad_qdq.py (InsertPadQDQPass.call)"),)),
     _e(".prelu_reshape_pass:PReLUReshapePass", build=PROG, contract="PReLU weights reshaped for XNNPACK"),
     _e(".propagate_custom_meta_pass:PropagateCustomMetaPass", build=PROG,
        contract="node.meta['custom'] copied from producers to their Q/DQ nodes"),

@@ -270,3 +270,21 @@ def test_not_exercised_entries_carry_the_catalogs_reason():
     assert "(1 without a reason)" in text
     assert "- `demo.DebugPass`: by-design: prints the graph, changes nothing (exir/passes/debug_pass.py)" in text
     assert "- `demo.CSEPass`: no reason recorded" in text
+
+
+def test_a_meta_key_set_to_none_counts_as_absent():
+    """A retrace sets meta['val'] = None on ops that return nothing (_assert_tensor_metadata): no change a check
+    could flag, so it must not make a pass 'exercised'; a real value in a new key is a change."""
+    import torch
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + 1
+
+    ep = torch.export.export(M(), (torch.randn(2, 3),))
+    before = exercised.meta_form(ep)
+    node = next(n for n in ep.graph.nodes if n.op == "call_function")
+    node.meta["debug_handle"] = None
+    assert exercised.meta_form(ep) == before
+    node.meta["debug_handle"] = 7
+    assert exercised.meta_form(ep) != before

@@ -60,11 +60,15 @@ def _meta_value(key: str, value) -> object:
 
 def meta_form(ep) -> tuple:
     """The program's metadata, name-blind: per node in graph order (its meta without :data:`RETRACE_KEYS`),
-    the signature's kinds and targets, the submodules. Equal structure and different forms: the pass changed
+    the signature's kinds and targets, the submodules (a key whose value is None counts as absent). Equal
+    structure and different forms: the pass changed
     metadata (``changed.metadata``). Names are left out as the canonical form leaves them out: a retrace
     renames nodes freely, and a rename alone changes nothing a check judges."""
     gm = ep.graph_module
-    nodes = tuple(tuple((k, _meta_value(k, n.meta[k])) for k in sorted(n.meta) if k not in RETRACE_KEYS)
+    # a key set to None counts as absent: a retrace sets meta['val'] = None on ops that return nothing
+    # (_assert_tensor_metadata), which is no change a check could flag
+    nodes = tuple(tuple((k, _meta_value(k, n.meta[k])) for k in sorted(n.meta)
+                        if k not in RETRACE_KEYS and n.meta[k] is not None)
                   for n in gm.graph.nodes)
     sig = getattr(ep, "graph_signature", None)
     specs = tuple((str(getattr(spec, "kind", "")), str(getattr(spec, "target", "")))

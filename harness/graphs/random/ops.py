@@ -34,7 +34,7 @@ consumers in :mod:`harness.graphs.random.ops_int`; ops with several results in
 
 from __future__ import annotations
 
-from harness.graphs.random import ops_int, ops_layout, ops_multi, ops_mutate
+from harness.graphs.random import ops_int, ops_layout, ops_multi, ops_mutate, ops_patterns
 from harness.graphs.random.ops_nn import (
     _addmm,
     _arange_add,
@@ -322,6 +322,8 @@ RULES: list[OpRule] = [
     OpRule("flip", lambda v: v.rank >= 1, _flip),
     OpRule("tril", lambda v: v.rank >= 2 and not v.is_dyn(v.rank - 1) and not v.is_dyn(v.rank - 2), _tril),
     OpRule("arange_add", lambda v: v.dtype in ("float32", "int64", "int32") and last_static(v), _arange_add),
+    # multi-op patterns backend passes rewrite, each written as one nested expression (ops_patterns)
+    OpRule("pattern", ops_patterns.accepts_pattern, ops_patterns.pattern, make=_make_f32(4), weight=2),
 ]
 
 RULES_BY_NAME: dict[str, OpRule] = {r.name: r for r in RULES}
