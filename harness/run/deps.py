@@ -181,16 +181,15 @@ def forget_hashes() -> None:
     _HASHES.clear()
 
 
-def digest(files) -> Optional[str]:
+def digest(files: dict) -> Optional[str]:
     """One hash of every file's name and content; None when any of them cannot be read.
 
-    ``files``: paths, or a mapping of the name to hash under -> the path to read (a name relative to a
-    root, :func:`harness.run.verdicts.portable`, so a relocated cache digests alike).
+    ``files`` maps the name each file is hashed under to the path to read: the name is the path relative
+    to a root (:func:`harness.run.verdicts.portable`), so a relocated cache digests alike.
     """
-    named = files if isinstance(files, dict) else {f: f for f in files}
     h = hashlib.sha256()
-    for name in sorted(named):
-        fh = file_hash(named[name])
+    for name in sorted(files):
+        fh = file_hash(files[name])
         if fh is None:
             return None
         h.update(f"{name}\0{fh}\n".encode())

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
+from harness.core.results import PASS_LEVEL
+
 __all__ = ["OMIT", "Counts", "FileCoverage", "EntryCoverage", "executorch_root", "start",
            "entry_modules", "measured_modules", "file_coverage", "exercised_verdicts", "why_not_exercised", "analyse"]
 
@@ -105,10 +107,8 @@ class EntryCoverage:
 
 def why_not_exercised(entry) -> Optional[dict]:
     """The catalog's reason why no graph can make ``entry`` change a program (its known ``exercised`` failure)."""
-    for k in entry.known:
-        if k.check == "exercised":
-            return {"kind": k.kind, "reason": k.reason, "upstream": k.upstream}
-    return None
+    k = entry.known_for("exercised", PASS_LEVEL)  # as the run matches it to the pass-level record
+    return {"kind": k.kind, "reason": k.reason, "upstream": k.upstream} if k else None
 
 
 def entry_modules(entry) -> list[str]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from harness.graphs.random.ops_nn import _static_rank
 from harness.graphs.random.types import Emit, Val, is_float, is_input, is_numeric
 
 __all__ = ["conv_bn", "conv_activation", "permute_elementwise_inverse", "identical_transforms", "permute_view",
@@ -169,14 +170,10 @@ def pairwise_distance(g, v: Val) -> Emit:
     return Emit(f"F.pairwise_distance({', '.join(parts)})", (v.name, other))
 
 
-def _static_rank_f32(lo: int, hi: int):
-    return lambda v: v.dtype == "float32" and lo <= v.rank <= hi and not any(v.is_dyn(d) for d in range(1, v.rank))
-
-
 # (rule, what it accepts): the patterns the one ``pattern`` op rule draws among
 PATTERNS = (
-    (conv_bn, _static_rank_f32(3, 4)),
-    (conv_activation, _static_rank_f32(3, 4)),
+    (conv_bn, _static_rank(3, 4)),
+    (conv_activation, _static_rank(3, 4)),
     (permute_elementwise_inverse, lambda v: is_float(v) and v.rank >= 2),
     (identical_transforms, lambda v: is_numeric(v) and v.rank >= 2),
     (permute_view, lambda v: 2 <= v.rank <= 4 and not any(v.dyn)),
