@@ -30,6 +30,7 @@ C = "exir"
 P = "executorch.exir.passes"
 SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
 TO_OUT = f"{P}:ToOutVarPass"
+OP_REPLACE = f"{P}.replace_aten_with_edge_pass:OpReplacePass"
 
 _PROGRAM_FN = Build("program_function")
 _MUTATES = ("mutates the graph module it is handed and returns a retraced copy; EdgeProgramManager.transform "
@@ -100,7 +101,11 @@ ENTRIES = (
     _e(f"{P}:dead_code_elimination_pass", contract="removes nodes without users or side effects"),
     _e(f"{P}:to_scratch_op_pass", build=Build(after=(SPEC_PROP, TO_OUT)),
        contract="out variants that need scratch memory get alloc'ed scratch arguments",
-       known=(known("verifier", _OUT_VARIANTS, kind="by-design"),)),
+       known=(known("verifier", _OUT_VARIANTS, kind="by-design"),
+              known("exercised", "rewrites only out variants that have a scratch twin (a schema of SchemaKind."
+                    "scratch: out arguments plus _scratch_ ones, registered with get_scratch_metas by "
+                    "exir.operator.manip); none of the 3,933 schemas torch registers is one, so only a custom op "
+                    "library could give it work", "exir/operator/convert.py (to_scratch_op)", kind="by-design"))),
     _e(f"{P}.const_prop_pass:ConstPropPass", contract="folds constant subexpressions"),
     _e(f"{P}.constant_prop_pass:constant_prop_pass", build=_PROGRAM_FN,
        contract="folds nodes whose inputs are all parameters/constants into new lifted constants",
@@ -111,12 +116,15 @@ ENTRIES = (
     _e(f"{P}.convert_constant_dim_order_pass:convert_constant_dim_order_pass", build=_PROGRAM_FN, stage="export",
        contract="constant tensors get default or channels_last dim order"),
     _e(f"{P}.cse_pass:CSEPass", contract="common subexpression elimination"),
-    _e(f"{P}.debug_handle_generator_pass:DebugHandleGeneratorPass",
-       contract="gives every node a debug_handle (ties runtime profiles to source)",
-       known=(known("exercised", "to_edge runs it last, so on an edge program it recomputes the very handles it "
-                    "gave; the export program's nodes carry no meta['from_node'] (it asserts on the first one): "
-                    "its input exists only inside to_edge, after OpReplacePass retraced the graph",
-                    "exir/program/_program.py (_generate_edge_program)", kind="precondition"),)),
+    _e(f"{P}.debug_handle_generator_pass:DebugHandleGeneratorPass", stage="export", build=Build(after=(OP_REPLACE,)),
+       contract="gives every node a debug_handle (ties runtime profiles to source); run where to_edge runs it: on "
+                "the program OpReplacePass retraced (its nodes carry meta['from_node'], which it asserts on)",
+       known=(known("exercised", "numbers call nodes 1..N in graph order, sharing a number only between nodes one "
+                    "source node was decomposed into: after OpReplacePass (1:1 with the export program's nodes) "
+                    "that is the numbering passgate seeds every case with (seed_metadata gives call nodes unique "
+                    "debug handles in graph order, so meta_debug_handle can be checked), so no metadata changes",
+                    "exir/passes/debug_handle_generator_pass.py (DebugHandleGeneratorPass.call)",
+                    kind="by-design"),)),
     _e(f"{P}.external_constants_pass:external_constants_pass",
        contract="tags constants for external storage (node metadata only)",
        known=(known("exercised", "tags only placeholders whose meta['spec'] is a const TensorSpec, which only "
@@ -147,12 +155,9 @@ ENTRIES = (
        contract="dim_order ops -> memory_format ops (for backends without dim order support)",
        known=(known("verifier", "reverts to _to_copy/clone with memory_format, which the edge verifier rejects in "
                     "dim-order mode; XNNPACK runs it on its own delegated subgraph", kind="by-design"),)),
-    _e(f"{P}.memory_format_ops_pass:MemoryFormatOpsPass", contract="memory_format ops -> dim_order ops",
-       known=(known("exercised", "rewrites only edge ops taking memory_format (_to_copy, clone, "
-                    "empty.memory_format): they exist only inside to_edge between OpReplacePass and this pass; the "
-                    "export program has ATen ops (not EdgeOpOverload), the edge program dim_order ops already. Run "
-                    "after OpReplacePass, exercised would credit OpReplacePass's changes to it",
-                    "exir/program/_program.py (_generate_edge_program)", kind="precondition"),)),
+    _e(f"{P}.memory_format_ops_pass:MemoryFormatOpsPass", stage="export", build=Build(after=(OP_REPLACE,)),
+       contract="memory_format ops -> dim_order ops; run where to_edge runs it: after OpReplacePass made the edge "
+                "ops taking memory_format (_to_copy, clone, empty.memory_format) it rewrites"),
     _e(f"{P}.memory_planning_pass:MemoryPlanningPass", build=Build(after=(SPEC_PROP, TO_OUT)),
        contract="assigns every tensor spec a memory id and offset",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),),

@@ -83,7 +83,11 @@ _CONFIGS = {
 # (module:Class, stage, build, contract)
 _TABLE = (
     ("annotate_avg_pool1d:AnnotateAvgPool1D", "quantized-edge", PROG, "quant_attrs for decomposed avg_pool1d"),
-    ("annotate_get_attr:AnnotateGetAttr", "quantized-edge", PROG, "quant_attrs for get_attr nodes"),
+    ("annotate_get_attr:AnnotateGetAttr", "quantized-edge",
+     Build("program", after=(f"{P}.convert_linear_to_conv2d:ConvertLinearToConv2d",
+                             f"{P}.canonicalize_conv:CanonicalizeConv")),
+     "quant_attrs for get_attr nodes; run after ConvertLinearToConv2d and CanonicalizeConv, which insert the "
+     "get_attr weights it annotates (QnnPassManager's dependencies)"),
     ("annotate_quant_attrs:AnnotateQuantAttrs", "quantized-edge", PROG, "quant_attrs from the Q/DQ nodes"),
     ("annotate_stack:AnnotateStack", "quantized-edge", PROG, "quant_attrs for stack"),
     ("annotate_unbind:AnnotateUnbind", "quantized-edge", PROG, "quant_attrs for unbind"),
@@ -167,12 +171,10 @@ _KNOWN = {
                                                      kind="precondition"),),
     "annotate_stack:AnnotateStack": (known("exercised", _SOURCE_FN.format("stack"), _STRICT, kind="precondition"),),
     "annotate_get_attr:AnnotateGetAttr": (
-        known("exercised", "annotates get_attr nodes feeding a dequantize; an ExportedProgram lifts every constant "
-              "to a placeholder, so get_attr nodes exist only once CanonicalizeConv or ConvertLinearToConv2d "
-              "inserted them (its dependencies in QnnPassManager); run after them, exercised would credit their "
-              "changes to it",
-              "backends/qualcomm/_passes/qnn_pass_manager.py (get_passes_dependency_for_capture_program)",
-              kind="precondition"),),
+        known("val_matches_execution", "its prerequisite CanonicalizeConv (conv1d -> conv2d) unsqueezes the int8 "
+              "weight but leaves the 3-D meta['val'] on the dequantize_per_channel of it (CanonicalizeConv alone "
+              "on wav2letter_q8 fails the same way)", "backends/qualcomm/_passes/canonicalize_conv.py",
+              graphs=("wav2letter_q8",)),),
     "expand_broadcast_tensor_shape:ExpandBroadcastTensorShape": (
         known("meta_stack_trace", "the view_copy nodes it inserts to equalize ranks carry no stack_trace",
               "backends/qualcomm/_passes/expand_broadcast_tensor_shape.py"),

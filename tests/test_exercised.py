@@ -289,3 +289,48 @@ def test_a_meta_key_set_to_none_counts_as_absent():
     assert exercised.meta_form(ep) == before
     node.meta["debug_handle"] = 7
     assert exercised.meta_form(ep) != before
+
+
+def test_an_entry_run_after_prerequisites_is_judged_on_its_own_changes():
+    """``Build(after=...)`` runs prerequisites first (SpecPropPass gives every node meta['spec']): what they
+    change is not the entry's doing. An entry that changes nothing after them is not exercised; one that
+    changes what they left is, with its own change recorded."""
+    from harness.catalog import Build, entry
+    from harness.check.runner import check_pass_on_case
+    from harness.graphs import sources
+    from harness.graphs.cases import load_case
+
+    spec_prop = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
+    case = load_case(sources.select(["mlp"])[0])
+
+    def changed(spec: str, how: str) -> dict:
+        loaded = entry("demo", spec, stage="edge", build=Build(how, after=(spec_prop,))).loaded()
+        return _runs(check_pass_on_case(loaded, case), "mlp").details
+
+    # nothing is dead in mlp: dead-code elimination after SpecPropPass changes nothing
+    nothing = changed("executorch.exir.passes:dead_code_elimination_pass", "graph_function")
+    assert nothing["changed"] == {"ops": False, "structure": False, "metadata": False}
+    assert nothing["ops_changed"] == {} and nothing["change_signature"] == "unchanged"
+    # external_constants_pass tags the constants SpecPropPass marked const: a metadata change of its own
+    tags = changed("executorch.exir.passes.external_constants_pass:external_constants_pass", "graph_function")
+    assert tags["changed"] == {"ops": False, "structure": False, "metadata": True}
+    # SpecPropPass as the entry itself: its meta['spec'] is its change
+    alone = _runs(check_pass(spec_prop, ["mlp"]), "mlp").details
+    assert alone["changed"]["metadata"] is True
+
+
+def test_a_change_inside_a_tensor_spec_is_a_metadata_change():
+    """Memory planning and symbolic-shape evaluation change fields of meta['spec'] (TensorSpec), not its type."""
+    import torch
+    from executorch.exir.tensor import TensorSpec
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + 1
+
+    ep = torch.export.export(M(), (torch.randn(2, 3),))
+    node = next(n for n in ep.graph.nodes if n.op == "call_function")
+    node.meta["spec"] = TensorSpec.from_tensor(torch.zeros(2, 3))
+    before = exercised.meta_form(ep)
+    node.meta["spec"].mem_offset = 64
+    assert exercised.meta_form(ep) != before

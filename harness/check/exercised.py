@@ -25,6 +25,7 @@ Nothing here imports torch: the report layer judges merged documents too.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
@@ -55,6 +56,19 @@ def _meta_value(key: str, value) -> object:
         return value
     if isinstance(value, dict):
         return tuple(sorted(map(str, value)))
+    if hasattr(value, "__dict__") and not callable(value):
+        # a record such as TensorSpec: memory planning and shape evaluation change its fields, not its type
+        return type(value).__name__, tuple((k, _field(v)) for k, v in sorted(vars(value).items()))
+    return type(value).__name__
+
+
+def _field(value) -> object:
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return tuple(_field(v) for v in value)
+    if isinstance(value, enum.Enum) or (type(value).__module__.startswith("torch") and not hasattr(value, "shape")):
+        return str(value)  # dtype, layout, device: a short text that names the value
     return type(value).__name__
 
 

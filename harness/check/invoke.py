@@ -66,6 +66,9 @@ class PassRun:
     error: str = ""
     traceback: str = ""
     seconds: float = 0.0
+    # The program the pass under test was handed when it runs after prerequisites (a PassSequence built with
+    # ``last_requires``): what "did the pass change the program" compares to; None: the input itself.
+    entry_input: Any = None
 
 
 def _overrides(p: Any, base: type, name: str) -> bool:
@@ -169,6 +172,7 @@ def _run_pass(loaded, ep, timeout: Optional[float]) -> PassRun:
                 if refused is not None:
                     return _not_applicable(refused, started)
                 res = p.call(ep)
+                run.entry_input = getattr(p, "entry_input", None)
                 out = getattr(res, "exported_program", res)
                 run.returned_input = out is ep
                 run.program = out

@@ -153,6 +153,9 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
 
     res = run.program
     forms = _ResultForms(res)
+    if run.entry_input is not None:  # run after prerequisites: what the entry itself changed, not what they did
+        before_ops = op_counts(run.entry_input.graph_module)
+        handed_forms = (fingerprint.canonical(run.entry_input), meta_form(run.entry_input))
     changes = op_diff(before_ops, op_counts(res.graph_module))
     changed = _changed(changes, forms, handed_forms)
     add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {

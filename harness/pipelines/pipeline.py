@@ -90,6 +90,7 @@ class PassSequence(ExportedProgramPassBase):
         self.verifiers = verifiers  # None: keep the program's own
         # A catalog entry run after its prerequisites: the entry's own ``requires`` decides applicability.
         self.last_requires = last_requires
+        self.entry_input = None  # last_requires: a copy of the program the last step was handed (set by call)
 
     def requires(self, exported_program) -> None:
         if not self.last_requires or not self.steps:
@@ -111,7 +112,11 @@ class PassSequence(ExportedProgramPassBase):
         # copying ones do not read as "returned a new program but edited the one it was handed"
         # (each step's own input_unchanged is judged by verify_each).
         ep = copy.deepcopy(exported_program)
+        self.entry_input = None
         for i, step in enumerate(self.steps):
+            if self.last_requires and i == len(self.steps) - 1:
+                # what the entry itself is handed: its changes, not its prerequisites', say if it was exercised
+                self.entry_input = copy.deepcopy(ep)
             loaded = replace(step.loaded(), obj=_Prepared(step.factory))
             run = run_pass(loaded, ep, None)
             if run.outcome != "ok":
