@@ -101,8 +101,10 @@ def test_fuzz_finds_shrinks_and_reproduces(kind, tmp_path, passgate_cache):
 def test_same_seed_same_draws_and_kept_graphs_whatever_j(tmp_path, passgate_cache):
     """Two runs of one seed, -j 1 and -j 2 at once: the same draws, the same graphs kept for the same reasons;
     a kept graph's name rebuilds its program (`passgate corpus show`)."""
+    # A seed whose 20 draws keep a mutant (random_s2_003_m1), for the corpus show of a mutant's name below: few
+    # seeds do (1 of seeds 0-6), and which ones moves with the vocabulary (seed 3 did before ops_sym's rules).
     common = ["fuzz", "--catalog", "exir", "transforms", "--only", "exir.CSEPass", "transforms.RemoveCloneOpsTransform",
-              "transforms.FuseViewCopyTransform", "--draws", "20", "--budget", "900", "--seed", "3", "--no-shrink",
+              "transforms.FuseViewCopyTransform", "--draws", "20", "--budget", "900", "--seed", "2", "--no-shrink",
               "-q"]
     procs = [subprocess.Popen([EXE, *common, "-j", str(j), "--report", str(tmp_path / f"j{j}")], cwd=ROOT, env=_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for j in (1, 2)]
@@ -113,7 +115,7 @@ def test_same_seed_same_draws_and_kept_graphs_whatever_j(tmp_path, passgate_cach
     assert one["draws"] == two["draws"] == 20 and one["mutants"] == two["mutants"] > 0
     assert [(k["name"], k["draw"], k["reasons"]) for k in one["kept"]] == \
            [(k["name"], k["draw"], k["reasons"]) for k in two["kept"]]
-    assert one["kept"] and all(k["name"].startswith("random_s3_") for k in one["kept"])
+    assert one["kept"] and all(k["name"].startswith("random_s2_") for k in one["kept"])
     assert [(r["name"], r["before"], r["after"]) for r in one["targets"]] == \
            [(r["name"], r["before"], r["after"]) for r in two["targets"]]
 

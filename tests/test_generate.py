@@ -235,6 +235,14 @@ FAMILIES = {
     "reduction keywords": r"(sum|mean|amax|amin|prod|logsumexp)\(([vx]\d+, )?dim=(-?\d|\([\d, ]+\)), keepdim=",
     "leaky_relu positional": r"F\.leaky_relu\([vx]\d+, 0\.\d\)", "leaky_relu keyword": r"negative_slope=0\.\d",
     "cat dim positional": r"torch\.(cat|concat)\(\[.*\], -?\d\)", "cat dim keyword": r"torch\.(cat|concat)\(\[.*\], dim=",
+    # what the passes to_edge runs on the ATen program first, and EdgeToBackendOpsPass, rewrite (ops_sym)
+    "size arithmetic on the dynamic dim": r"\.(reshape|view)\([vx]\d+\.shape\[\d\] \* ",
+    "dynamic size in a Tensor slot": r"= ([vx]\d+ [*/+] [vx]\d+\.shape\[\d\]|[vx]\d+\.shape\[\d\] \* [vx]\d+)\n",
+    "float-int arithmetic": r"(\+ |\* |torch\.(sub|mul)\()[vx]\d+\.clamp\(-?\d+, \d+\)\.round\(\)\.to\(torch\.(int|uint)",
+    "float-int comparison": r"torch\.(gt|lt|ge|le|eq)\(.*\.round\(\)\.to\(torch\.int(32|64)\)",
+    "buffer stored transposed or permuted":
+        r"register_buffer\(.*(\.t\(\)|\.T|\.transpose\(\d, \d\)|\.permute\([\d, ]+\))\)\n",
+    "channels_last constant": r"(register_buffer\(|nn\.Parameter\().*contiguous\(memory_format=torch\.channels_last\)\)\n",
 }
 
 
@@ -242,6 +250,53 @@ def test_every_new_family_appears_in_200_graphs(wide_programs):
     code = "\n".join(p.code() for p in wide_programs)
     missing = [what for what, pattern in FAMILIES.items() if not re.search(pattern, code)]
     assert not missing, f"{WIDE} random programs of seed {SEED} never use: {missing}"
+
+
+def test_some_programs_declare_a_layer_they_never_call(wide_programs):
+    """ops_sym's with_unused_parameter: a layer in __init__ that forward never reads (unused parameters)."""
+    unused = [p.name for p in wide_programs for d in p.decls
+              if re.match(r"\{m\} = nn\.(Linear|LayerNorm|Embedding)\(", d.lines[0])
+              and not any(d.ref in s.expr for s in p.stmts)]
+    assert len(unused) >= 3, unused
+
+
+def _mixed_float_int(ep, ops: str) -> bool:
+    """Does a node of ``ops`` (``aten.<op>.Tensor``) read a float tensor and an integer one?"""
+    import torch
+
+    for n in ep.graph_module.graph.nodes:
+        if n.op != "call_function" or not re.search(rf"aten\.({ops})\.Tensor\b", str(n.target)):
+            continue
+        vals = [a.meta.get("val") for a in n.args[:2] if isinstance(a, torch.fx.Node)]
+        kinds = {v.dtype.is_floating_point for v in vals if isinstance(v, torch.Tensor)}
+        if len(vals) == 2 and kinds == {True, False}:
+            return True
+    return False
+
+
+def test_forms_the_first_to_edge_passes_rewrite_survive_export(lowered_cases):
+    """ops_sym's forms are in the lowered programs, where the catalog's export-stage entries and Vulkan's
+    InsertDtypePromotionPass look for them: a parameter no node reads and a buffer stored neither contiguous nor
+    channels-last (export program), float-int arithmetic (export program: to_edge casts it), a float-int
+    comparison (edge program: to_edge leaves it mixed)."""
+    import torch
+
+    found = {"unread parameter": [], "strided buffer": [], "float-int arithmetic": [], "float-int comparison": []}
+    for name, (_, case) in lowered_cases.items():
+        if isinstance(case, str):
+            continue
+        ep = case.exported
+        users = {n.name: len(n.users) for n in ep.graph_module.graph.nodes if n.op == "placeholder"}
+        if any(s.kind.name == "PARAMETER" and users.get(s.arg.name) == 0 for s in ep.graph_signature.input_specs):
+            found["unread parameter"].append(name)
+        if any(isinstance(t, torch.Tensor) and t.dim() >= 2 and not t.is_contiguous()
+               and not t.is_contiguous(memory_format=torch.channels_last) for t in ep.state_dict.values()):
+            found["strided buffer"].append(name)
+        if _mixed_float_int(ep, "add|sub|mul"):
+            found["float-int arithmetic"].append(name)
+        if _mixed_float_int(case.edge, "gt|lt|ge|le|eq"):
+            found["float-int comparison"].append(name)
+    assert all(found.values()), found
 
 
 def test_later_results_of_multi_output_ops_are_read(wide_programs):

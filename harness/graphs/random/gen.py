@@ -116,6 +116,10 @@ class Gen:
         """A buffer holding ``text`` (e.g. running statistics), not offered to in-place updates."""
         return self._decl("b", [f'self.register_buffer("b{len(self.decls)}", {text})'])
 
+    def param_init(self, text: str) -> str:
+        """A parameter holding ``text`` (a float tensor, e.g. one stored channels-last)."""
+        return self._decl("p", [f"{{m}} = nn.Parameter({text})"])
+
     def buffer_index(self, n: int, high: int) -> str:
         idx = [self.int(0, high - 1) for _ in range(n)]
         return self._decl("b", [f'self.register_buffer("b{len(self.decls)}", torch.tensor({idx!r}))'])

@@ -29,12 +29,15 @@ layers (linear algebra, conv, pooling, norms, embedding) in
 consumers in :mod:`harness.graphs.random.ops_int`; ops with several results in
 :mod:`harness.graphs.random.ops_multi`; in-place updates of buffers and inputs in
 :mod:`harness.graphs.random.ops_mutate`; further views and memory layouts in
-:mod:`harness.graphs.random.ops_layout`.
+:mod:`harness.graphs.random.ops_layout`; what the passes ``to_edge`` runs first look
+for (size arithmetic on the dynamic dim, mixed-dtype operands, unused
+parameters, constants stored transposed or channels-last) in
+:mod:`harness.graphs.random.ops_sym`.
 """
 
 from __future__ import annotations
 
-from harness.graphs.random import ops_int, ops_layout, ops_multi, ops_mutate, ops_patterns
+from harness.graphs.random import ops_int, ops_layout, ops_multi, ops_mutate, ops_patterns, ops_sym
 from harness.graphs.random.ops_nn import (
     _addmm,
     _arange_add,
@@ -267,7 +270,8 @@ RULES: list[OpRule] = [
     OpRule("max_dim", _numeric_rank, ops_multi.max_dim),
     OpRule("aminmax", _numeric_rank, ops_multi.aminmax),
     OpRule("gather", ops_int.is_index, ops_int.gather, make=ops_int.fresh_index, weight=3),
-    OpRule("scatter", lambda v: ops_int.is_index(v) and v.index_dim is not None, ops_int.scatter, weight=2),
+    OpRule("scatter", lambda v: ops_int.is_index(v) and v.index_dim is not None, ops_int.scatter,
+           make=ops_int.fresh_distinct_index, weight=2),
     OpRule("index_select_by", ops_int.is_index, ops_int.index_select_by, weight=2),
     OpRule("index_by", ops_int.is_index, ops_int.index_by),
     # several results (ops_multi)
@@ -324,6 +328,13 @@ RULES: list[OpRule] = [
     OpRule("arange_add", lambda v: v.dtype in ("float32", "int64", "int32") and last_static(v), _arange_add),
     # multi-op patterns backend passes rewrite, each written as one nested expression (ops_patterns)
     OpRule("pattern", ops_patterns.accepts_pattern, ops_patterns.pattern, make=_make_f32(4), weight=2),
+    # what the passes to_edge runs on the ATen program first, and EdgeToBackendOpsPass, rewrite (ops_sym)
+    OpRule("sym_size_arith", ops_sym.has_dynamic_dim, ops_sym.sym_size_arith),
+    OpRule("scale_by_size", ops_sym.accepts_float_dynamic, ops_sym.scale_by_size),
+    OpRule("mixed_dtype_binary", is_float, ops_sym.mixed_dtype_binary),
+    OpRule("mixed_dtype_compare", is_float, ops_sym.mixed_dtype_compare),
+    OpRule("with_unused_parameter", is_float, ops_sym.with_unused_parameter),
+    OpRule("strided_constant", ops_sym.accepts_strided, ops_sym.strided_constant),
 ]
 
 RULES_BY_NAME: dict[str, OpRule] = {r.name: r for r in RULES}

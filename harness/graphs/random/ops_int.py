@@ -23,7 +23,7 @@ from typing import Optional
 from harness.graphs.random.types import FLOATS, NUMERIC, SIGNED_INTS, Emit, Val, call
 
 __all__ = ["is_index", "int_unary", "int_bitwise", "int_div", "promote", "compare_cast", "arg_reduce", "gather",
-           "scatter", "index_select_by", "index_by", "fresh_index"]
+           "scatter", "index_select_by", "index_by", "fresh_index", "fresh_distinct_index"]
 
 # ---------------------------------------------------------------- integer arithmetic
 
@@ -114,6 +114,14 @@ def fresh_index(g) -> Val:
     """An index tensor when the pool has none: the argmax of a fresh float input would do, but an int64 input
     in [0, 8) is shorter."""
     return g.new_input(g.int(1, 2), "int64", index=True)
+
+
+def fresh_distinct_index(g) -> Val:
+    """Indices distinct along dim 0 when the pool has none (scatter's operand; topk and sort make them, but
+    only after one of them was drawn): a constant buffer of ``n`` distinct indices in [0, high)."""
+    high = g.int(2, 8)
+    n = g.int(1, high)
+    return Val(g.buffer_distinct_index(n, high), (n,), "int64", (False,), index_high=high, index_dim=0)
 
 
 # ---------------------------------------------------------------- index consumers
