@@ -334,3 +334,16 @@ def test_a_change_inside_a_tensor_spec_is_a_metadata_change():
     before = exercised.meta_form(ep)
     node.meta["spec"].mem_offset = 64
     assert exercised.meta_form(ep) != before
+
+
+def test_the_layout_of_a_non_contiguous_state_tensor_is_part_of_the_fingerprint():
+    """convert_constant_dim_order_pass changes only how a constant is laid out (a transposed buffer made
+    contiguous or channels-last): the same values in another layout are another program."""
+    import torch
+
+    from harness.check.fingerprint import tensor_digest
+
+    t = torch.arange(12.0).reshape(3, 4).t()
+    assert tensor_digest(t) != tensor_digest(t.contiguous())
+    assert tensor_digest(t.contiguous()) == tensor_digest(t.clone(memory_format=torch.contiguous_format))
+    assert "@" not in tensor_digest(t.contiguous())  # contiguous tensors keep the digest they always had

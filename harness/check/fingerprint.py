@@ -24,7 +24,9 @@ def tensor_digest(t: torch.Tensor) -> str:
     if t.is_sparse or t.layout != torch.strided:
         return f"{t.layout}:{tuple(t.shape)}"
     raw = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
-    return f"{t.dtype}{tuple(t.shape)}:{hashlib.sha1(raw).hexdigest()[:16]}"
+    # the layout of a non-contiguous tensor is part of it: convert_constant_dim_order_pass changes only that
+    layout = "" if t.is_contiguous() else f"@{t.stride()}"
+    return f"{t.dtype}{tuple(t.shape)}{layout}:{hashlib.sha1(raw).hexdigest()[:16]}"
 
 
 def _arg(a: Any, index: dict) -> Any:
