@@ -440,12 +440,15 @@ def edit_loop(ctx: Context, reruns: int = 3) -> dict:
     served: dict = {}
     statuses = []
     restarts: list = []
+    loads: dict = {}  # the 1-minute load average before each served rerun: other work on the machine slows -j 2 most
     edits = 0
     for j in (1, 2):
         served[j] = []
+        loads[j] = []
         for _ in range(reruns):
             edits += 1
             pass_file.write_text(EDIT_LOOP_PASS + f"\n# edit {edits}\n")
+            loads[j].append(round(os.getloadavg()[0], 2))
             t, r = _served(_check_cmd([f"{pass_file}:MyPass"], graphs, report, "-j", str(j)), env, cwd=str(folder),
                            restarts=restarts)
             served[j].append(t)
@@ -486,6 +489,7 @@ def edit_loop(ctx: Context, reruns: int = 3) -> dict:
                             f"-j N, the file edited before each rerun",
                    served_j1_s=[round(x, 2) for x in served[1]], served_j2_s=[round(x, 2) for x in served[2]],
                    served_j1_median_s=round(s1, 2), served_j2_median_s=round(s2, 2), served_body_s=body,
+                   served_j1_loadavg_1m=loads[1], served_j2_loadavg_1m=loads[2],
                    served_checks_must_j2_s=[round(x, 2) for x in must], served_checks_must_j2_median_s=round(m, 2),
                    served_checks_must_body_s=_body_seconds(folder / "report-must"),
                    met_with_checks_must=m < 2.0,

@@ -152,6 +152,33 @@ def test_stale_socket_falls_back_silently(passgate_cache, tmp_path, tmp_path_fac
     assert _run(["serve", "--status"], env).returncode == 1
 
 
+def test_warm_case_hands_out_each_spare_copy_once_and_only_while_the_shared_case_is_unchanged(builtin_cases):
+    from dataclasses import replace
+
+    from harness.check.fingerprint import exact
+    from harness.graphs.cases import GraphCase
+    from harness.serve.warmup import WarmCase
+
+    memoized = builtin_cases["mlp"]
+    case = WarmCase.of(replace(memoized, edge=memoized.program("edge")))  # a shared program of its own to edit
+    case.make_spares("edge", 2)
+    spares = {id(p) for p in case.spares["edge"]}
+    fp = lambda ep: exact(ep.graph_module, ep)  # noqa: E731
+    a, b, c = case.program("edge"), case.program("edge"), case.program("edge")
+    assert {id(a), id(b)} == spares and id(c) not in spares  # each spare once, then deep copies
+    assert fp(a) == fp(b) == fp(c) == fp(GraphCase.program(case, "edge"))  # what a deep copy made now is
+    assert case.program("export") is not case.program("export")  # no spares at that stage: deep copies
+
+    case.make_spares("edge", 2)
+    spares = {id(p) for p in case.spares["edge"]}
+    shared = case.shared("edge")
+    node = next(n for n in shared.graph_module.graph.nodes if n.op == "call_function")
+    node.meta["stack_trace"] = "changed by a pass that was never handed it"
+    changed = case.program("edge")
+    assert id(changed) not in spares and not case.spares["edge"]  # the spares are dropped
+    assert fp(changed) == fp(shared) and fp(changed) != fp(a)  # a copy of the case as it is now
+
+
 SLOW = """\
 import time
 
