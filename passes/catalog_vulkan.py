@@ -67,7 +67,7 @@ ENTRIES = (
        contract="dequant -> linear patterns with channelwise/groupwise weights -> et_vk quantized linear"),
     _e("insert_dtype_promotion:InsertDtypePromotionPass",
        contract="_to_copy before binary ops whose inputs differ in dtype",
-       # seen on a mixed-dtype comparison (torch.gt(int32, float32)); no corpus graph has one yet
+       # acts on a mixed-dtype comparison (torch.gt(int32, float32)): the mixed_dtype_compare rule draws them
        known=(known("verifier", "casts with aten._to_copy, which the edge verifier rejects in dim-order mode (the "
                     "default of to_edge); Vulkan verifies with its 'any op' verifier", kind="by-design"),
               known("meta_stack_trace", "the _to_copy nodes it creates get only meta['val']: no stack_trace",
