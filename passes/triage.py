@@ -92,7 +92,13 @@ RULES: tuple[Rule, ...] = (
          r"says torch.float32, execution gave torch.int8",
          "fuses the q/dq pair around cat into an int8 cat but leaves the float32 meta['val'] on it"),
     Rule(("ConvertDtypePass", "I64toI32"), ("val_matches_execution",),
-         r"(sort|min_dim|max_dim|cat|view_copy|permute_copy)\w*: meta\['val'\] says torch.int(32|64), execution "
+         r"(argmax|argmin)\w*: meta\['val'\] says torch.int32, execution gave torch.int64",
+         "converts meta['val'] of every int64 node to int32 but casts nothing after ops whose result is int64 "
+         "whatever their inputs (argmax, argmin): they keep computing int64 under an int32 meta['val']",
+         upstream=ET + "backends/transforms/convert_dtype_pass.py"),
+    Rule(("ConvertDtypePass", "I64toI32"), ("val_matches_execution",),
+         r"(sort|topk|min_dim|max_dim|split\w*|cat|view_copy|permute_copy|sub_tensor)\w*: meta\['val'\] says "
+         r"torch.int(32|64), execution "
          r"gave torch.int(64|32)",
          "rewrites meta['val'] only of nodes holding one tensor: multi-output ops (sort, min.dim) and their getitems "
          "keep the old integer dtype in meta['val'] while they compute the new one, and ops fed by their indices "
@@ -116,6 +122,31 @@ RULES: tuple[Rule, ...] = (
          "dim=[1] as a kwarg) is decomposed as a variance over every dim, so shape and values change (see "
          "reports/upstream/repro_decompose_var_keyword_dim.py)",
          upstream=ET + "backends/qualcomm/_passes/decompose_var.py"),
+    Rule(("EnforceContiguousDimOrder",), ("runnable", "verifier", "runs"),
+         r"bool tensor is not supported|does not support bool input|mismatched dtypes|cannot be safely cast",
+         "removes every _to_dim_order_copy that is not an IO boundary clone, the dtype casts too: the ops reading a "
+         "cast value get the uncast dtype (a bool mask subtracted, argmax over bool, operands of mismatched dtypes, "
+         "elu over an int tensor, which the retrace refuses) (see "
+         "reports/upstream/repro_enforce_contiguous_dim_order_drops_casts.py)",
+         upstream=ET + "backends/transforms/enforce_contiguous_dim_order.py"),
+    Rule(("constant_prop_pass",), ("verifier",), r"aten.clone.default.*should not be used in dim_order mode",
+         "an output that folds to a constant gets a clone; the op is aten.clone unless the caller passes "
+         "_skip_dim_order=False, and the default is True, while to_edge's default programs are in dim-order mode: "
+         "called with its defaults on such a program it leaves an op the edge verifier rejects",
+         upstream=ET + "exir/passes/constant_prop_pass.py (_update_output_node_and_specs)"),
+    Rule(("RemoveMixedTypeOperators", "SimplifySliceOpPass", "ConvertReshapingNodesToViewPass"), ("input_unchanged",),
+         r"changed the shared graph case it was never handed",
+         "on a dynamic-batch program it specializes the batch symbol (evaluating it concretely while it retraces), "
+         "and the ShapeEnv is shared by every deepcopy of the program: the caller's own program then has meta['val'] "
+         "shapes with the concrete size where the symbol was (measured: s4 -> 3 on the copy the harness keeps)"),
+    Rule(("ChannelsLastTaggedReshapePass",), ("runs",), r"x must be Tensor or scalar, got SymInt",
+         "on a dynamic-batch program it inserts its memory-format _to_copy on every input of a node it converts, a "
+         "sym_size SymInt too: the retrace asserts", upstream=ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py"),
+    Rule(("partitioner.vulkan",), ("runs",), r"graph_output_allocated not set",
+         "lowering to Vulkan asserts in MemoryPlanningPass.verify_graph_input_output: the output node of a delegated "
+         "subgraph of this dynamic-batch program yields no tensor spec (seen on a graph whose outputs include a size "
+         "scaled by x.shape[0]; the partition at fault was not narrowed further)",
+         upstream=ET + "exir/memory_planning.py (verify_graph_input_output)"),
     # -- numerics ----------------------------------------------------------------------------------
     Rule(("EnforceContiguousDimOrder",), ("numerics",), r"attribute 'dtype' do not match",
          "removes every _to_dim_order_copy that is not an IO boundary clone, including the ones that change dtype "
