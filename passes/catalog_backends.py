@@ -37,8 +37,30 @@ def _mem(spec: str, contract: str):
                  build=Build("call", (Lazy("passes.catalog_backends:mem_constraints"),)))
 
 
+_SAMSUNG_KNOWN = {
+    "customized_constant_prop:ConstantPropPass": (
+        known("verifier", "calls constant_prop_pass with its default _skip_dim_order=True, so an output that folds to a "
+              "constant is returned through aten.clone, which the edge verifier rejects in dim-order mode; Samsung "
+              "lowers with EdgeCompileConfig(_skip_dim_order=True), where aten.clone is legal",
+              "backends/samsung/utils/export_utils.py (get_edge_compile_config)",
+              graphs=("corpus_06c14c3d", "corpus_dd0ad1fb"), kind="precondition"),),
+    "fuse_activation:FuseActivationPass": (
+        known("runs", "map_hardtan_relux reads hardtanh's min_val / max_val as args[1] / args[2]: when they are "
+              "keywords (exir.serde save/load) it raises IndexError; positional bounds other than (0, 6), as "
+              "F.hardtanh's default (-1, 1), fail its assert instead, though Samsung's own op_hardtanh lowers any "
+              "bounds (CLIP)", "backends/samsung/_passes/fuse_activation.py (map_hardtan_relux, "
+              "FuseActivationPass._fuse)", graphs=("corpus_7f0d7a1f", "corpus_c994b397")),),
+    "replace_scalar_ops:ReplaceOpsWithScalar": (
+        known("verifier", "wraps the scalar operand as torch.tensor(scalar), whose dtype is int64 for a Python int "
+              "(float32 for a float) whatever the tensor operand's: pow.Tensor_Scalar of an int32 tensor becomes "
+              "pow.Tensor_Tensor(int32, int64), which the edge verifier rejects as mixed dtypes",
+              "backends/samsung/_passes/replace_scalar_ops.py (ReplaceOpsWithScalar.call_operator)",
+              graphs=("corpus_a4e73bfe",)),),
+}
+
 SAMSUNG = Catalog("samsung", (f"{B}.samsung._passes",), tuple(
-    entry("samsung", f"{B}.samsung._passes.{spec}", build=b, stage=stage, contract=c) for spec, b, stage, c in (
+    entry("samsung", f"{B}.samsung._passes.{spec}", build=b, stage=stage, contract=c,
+          known=_SAMSUNG_KNOWN.get(spec, ())) for spec, b, stage, c in (
         ("annotate_qparams:AnnotateQparamsPass", PROG, "quantized-edge", "qparams from Q/DQ into node metadata"),
         ("annotate_scalar_parameters:AnnotateScalarParametersPass", PROG, "edge", "scalar operands annotated"),
         ("compose_rms_norm:RecomposeRmsNorm", Build(), "edge", "decomposed RMSNorm recomposed"),
@@ -52,6 +74,7 @@ SAMSUNG = Catalog("samsung", (f"{B}.samsung._passes",), tuple(
         ("transform_quantized_mask:TransformQuantizedMaskPass", PROG, "quantized-edge", "quantized attention masks"),
     )), "Samsung Exynos passes (run without the ENN SDK)")
 
+_SLICE = "backends/cadence/aot/simplify_ops.py (SimplifySliceOpPass.maybe_remove_or_replace)"
 _CADENCE_314 = "uses typing.override (Python >= 3.12) while executorch 1.5.1 declares Requires-Python >=3.10"
 
 CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
@@ -80,7 +103,18 @@ CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
         ("PropagateSlice", "slices propagated towards inputs"),
         ("SplitDequantizedCatPass", "dequantized cats split"),
     )),
-    entry("cadence", f"{B}.cadence.aot.simplify_ops:SimplifySliceOpPass", contract="slice arguments canonicalized"),
+    entry("cadence", f"{B}.cadence.aot.simplify_ops:SimplifySliceOpPass", contract="slice arguments canonicalized",
+          known=(known("numerics", "reads slice_copy's dim / start / end / step only from node.args: when they are "
+                       "keywords (exir.serde save/load leaves every defaulted argument one, and passgate's case cache "
+                       "goes through it) it takes dim 0 and the full range and rewrites the slice into "
+                       "slice_copy(x, 0, 0, len, 1), a no-op, so the next op gets the unsliced tensor",
+                       _SLICE, graphs=("corpus_08caff71", "corpus_58026ce9", "corpus_67e9cdbc", "corpus_95d5c773",
+                                       "corpus_f25443a2")),
+                 known("input_unchanged", "clamps an open end (here, misreading the keyword slice, the whole "
+                       "range of dim 0) to the size in meta['val']; on a dynamic dim that is a SymInt of the "
+                       "program's ShapeEnv, written as a literal into the new slice's args, and running the result "
+                       "specializes that ShapeEnv, which every deepcopy of the program shares: the caller's program "
+                       "loses its dynamic dim too", _SLICE, graphs=("corpus_58026ce9", "corpus_f25443a2")))),
     entry("cadence", f"{B}.cadence.aot.simplify_ops:BindOptionalArgsPass", contract="optional arguments bound"),
     entry("cadence", f"{B}.cadence.aot.to_out_var_pass:CadenceToOutVarPass", build=Build(after=(SPEC_PROP,)),
           contract="functional ops -> out variants (Cadence kernels)",
@@ -112,9 +146,18 @@ SMALL = Catalog("misc", (
           semantics="changing", contract="example backend: NCHW <-> NHWC permutes around convs (layout change)"),
 ), "CUDA, AOTI, Metal, native and example-backend passes")
 
+_NXP_VIEW = "backends/nxp/edge_passes/convert_reshaping_nodes_to_view.py (ConvertReshapingNodesToViewPass.run)"
 NXP = Catalog("nxp", (f"{B}.nxp.edge_passes",), (
     entry("nxp", f"{B}.nxp.edge_passes.convert_reshaping_nodes_to_view:ConvertReshapingNodesToViewPass",
-          contract="reshaping nodes -> view_copy"),
+          contract="reshaping nodes -> view_copy",
+          known=(known("runnable", "gives the view_copy replacing a [un]squeeze the size meta['val'].shape: on a "
+                       "dynamic batch dim that holds a SymInt, so the program no longer runs on real tensors "
+                       "('SymIntArrayRef expected to contain only concrete integers')", _NXP_VIEW,
+                       graphs=("corpus_dd0ad1fb",)),
+                 known("input_unchanged", "the SymInt it writes into view_copy's size belongs to the program's "
+                       "ShapeEnv, which every deepcopy of the program shares: running the result specializes it, so "
+                       "the caller's program loses its dynamic batch dim too", _NXP_VIEW,
+                       graphs=("corpus_dd0ad1fb",)))),
     entry("nxp", f"{B}.nxp.edge_passes.neutron_edge_pass:NeutronEdgePass",
           unavailable="abstract parent of the Neutron edge passes: run() is left to subclasses"),
     entry("nxp", f"{B}.nxp.edge_passes.remove_as_strided_copy_nodes:RemoveUselessAsStridedCopyNodes",

@@ -166,7 +166,12 @@ _KNOWN = {
               graphs=("attention",)),),
     "i64_to_i32:I64toI32": (
         known("input_unchanged", _MUTATES),),
-    "layout_transform:LayoutTransform": (known("input_unchanged", _MUTATES, graphs=("conv",)),),
+    "layout_transform:LayoutTransform": (
+        known("input_unchanged", _MUTATES, graphs=("conv",)),
+        known("runs", "with a dynamic batch dimension native_group_norm takes N as a sym_size node; traverse "
+              "annotates every arg of the layout-sensitive op and is_edge_condition calls .shape on that node's "
+              "meta['val'], a SymInt: AttributeError (QNN's flow accepts dynamic_shapes)",
+              "backends/qualcomm/_passes/layout_transform.py (is_edge_condition)", graphs=("corpus_f25443a2",))),
     "annotate_avg_pool1d:AnnotateAvgPool1D": (known("exercised", _SOURCE_FN.format("avg_pool1d"), _STRICT,
                                                      kind="precondition"),),
     "annotate_stack:AnnotateStack": (known("exercised", _SOURCE_FN.format("stack"), _STRICT, kind="precondition"),),
@@ -180,6 +185,65 @@ _KNOWN = {
               "backends/qualcomm/_passes/expand_broadcast_tensor_shape.py"),
         known("meta_nn_module_stack", "the inserted view_copy nodes carry no nn_module_stack",
               "backends/qualcomm/_passes/expand_broadcast_tensor_shape.py")),
+    "decompose_addmm:DecomposeAddmm": (
+        known("val_matches_execution", "with beta != 1 the beta * bias mul gets a copy of the addmm's meta, so its "
+              "meta['val'] claims the (M, N) output shape while it computes the broadcastable bias's shape (here (7,))",
+              "backends/qualcomm/_passes/decompose_addmm.py", graphs=("corpus_5c0e5150",)),),
+    "decompose_any:DecomposeAny": (
+        known("val_matches_execution", "its Any module compares the int32 sum with torch.zeros(1), not a 0-d zero, so "
+              "an any that reduces to a 0-d tensor (any.default, or any.dim over a 1-D input, as all() lowers) yields "
+              "shape (1,) while its users' meta['val'] keep shape ()",
+              "backends/qualcomm/_passes/decompose_any.py (Any.forward)",
+              graphs=("corpus_77799166", "corpus_ac0ffe7e")),
+        known("numerics", "same cause: the 0-d any(x) result becomes shape (1,), so the logical_not of it the program "
+              "returns has shape (1,) instead of ()", "backends/qualcomm/_passes/decompose_any.py (Any.forward)",
+              graphs=("corpus_ac0ffe7e",))),
+    "decompose_div_mode:DecomposeDivMode": (
+        known("numerics", "decomposes an integer div(x, y, rounding_mode='floor') into div.Tensor + floor with no "
+              "cast back: div.Tensor is true division, so the int32 result becomes float32",
+              "backends/qualcomm/_passes/decompose_div_mode.py", graphs=("corpus_95d5c773",)),
+        known("val_matches_execution", "same cause: the new div and floor copy the int32 meta['val'] of the div "
+              "they replace but compute float32", "backends/qualcomm/_passes/decompose_div_mode.py",
+              graphs=("corpus_95d5c773",)),
+        known("verifier", "same cause: the edge verifier rejects div.Tensor with int32 inputs and an int32 result, "
+              "and floor with a float32 input and an int32 result", "backends/qualcomm/_passes/decompose_div_mode.py",
+              graphs=("corpus_95d5c773",))),
+    "decompose_remainder:DecomposeRemainder": (
+        known("numerics", "decomposes an integer remainder into x - floor(x / y) * y with div.Tensor, which is true "
+              "division, and no cast back: the int8/int32 remainder becomes a float32 tensor",
+              "backends/qualcomm/_passes/decompose_remainder.py", graphs=("corpus_06c14c3d", "corpus_a4e73bfe")),
+        known("val_matches_execution", "same cause: div/floor/mul/sub copy the integer meta['val'] of the remainder "
+              "but compute float32", "backends/qualcomm/_passes/decompose_remainder.py",
+              graphs=("corpus_06c14c3d", "corpus_a4e73bfe")),
+        known("verifier", "same cause: the edge verifier rejects div.Tensor with integer inputs and result and the "
+              "float ops claiming integer results (on corpus_f25443a2 fake propagation of the gather fails instead)",
+              "backends/qualcomm/_passes/decompose_remainder.py",
+              graphs=("corpus_06c14c3d", "corpus_a4e73bfe", "corpus_f25443a2")),
+        known("runnable", "same cause: take_along_dim lowers to gather(x, d, remainder(index, size)); the decomposed "
+              "int64 remainder yields a float32 index, which gather rejects",
+              "backends/qualcomm/_passes/decompose_remainder.py", graphs=("corpus_f25443a2",))),
+    "decompose_triu:DecomposeTriu": (
+        known("numerics", "reads diagonal only from node.args[1]: given as a keyword, triu(x, diagonal=1) as "
+              "ExecuTorch's serde gives a call back (the cases' programs), it traces the decomposition with the "
+              "default diagonal 0, so the main diagonal is kept instead of zeroed",
+              "backends/qualcomm/_passes/decompose_triu.py", graphs=("corpus_6c801e7c",)),),
+    "fuse_consecutive_cast:FuseConsecutiveCast": (
+        known("verifier", "_canonicalize_cast replaces an int64 cast feeding a non-output user with an "
+              "aten._to_copy(dtype=int32), a non-dim_order op; it runs in QnnBackend.preprocess "
+              "(transform_for_preprocess_pipeline), whose graph goes to the QNN op builders (op_to.py takes "
+              "aten._to_copy), not to the edge verifier", "backends/qualcomm/qnn_preprocess.py (_build_op_wrappers)",
+              graphs=("corpus_58026ce9",), kind="by-design"),),
+    "insert_reshape_for_reduce_ops:InsertReshapeForReduceOps": (
+        known("runnable", "reads dim only from node.args[1]: argmin(x, dim=0) with dim as a keyword, as ExecuTorch's "
+              "serde gives a call back (the cases' programs), counts as dim=None, so x is flattened and dim=0 is "
+              "added positionally while dim= stays: the op receives dim twice and no longer runs",
+              "backends/qualcomm/_passes/insert_reshape_for_reduce_ops.py", graphs=("corpus_5c0e5150",)),),
+    "lift_constant_scalar_operands:LiftConstantScalarOperands": (
+        known("runnable", "reads leaky_relu's negative_slope only from node.args: given as a keyword, as ExecuTorch's "
+              "serde gives a call back (the cases' programs), it builds the prelu weight from the schema default "
+              "0.01 and keeps negative_slope=, so aten.prelu receives 3 arguments and the program no longer runs",
+              "backends/qualcomm/_passes/lift_constant_scalar_operands.py (_create_tensor_args)",
+              graphs=("corpus_0bb73498", "corpus_ac0ffe7e")),),
 }
 
 
