@@ -134,7 +134,7 @@ RULES: tuple[Rule, ...] = (
          "_skip_dim_order=False, and the default is True, while to_edge's default programs are in dim-order mode: "
          "called with its defaults on such a program it leaves an op the edge verifier rejects",
          upstream=ET + "exir/passes/constant_prop_pass.py (_update_output_node_and_specs)"),
-    Rule(("RemoveMixedTypeOperators", "SimplifySliceOpPass", "ConvertReshapingNodesToViewPass"), ("input_unchanged",),
+    Rule(("RemoveMixedTypeOperators",), ("input_unchanged",),
          r"changed the shared graph case it was never handed",
          "on a dynamic-batch program it specializes the batch symbol (evaluating it concretely while it retraces), "
          "and the ShapeEnv is shared by every deepcopy of the program: the caller's own program then has meta['val'] "

@@ -88,6 +88,11 @@ def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
     return MEMOS.fingerprints[key]
 
 
+def _forms(ep) -> tuple:
+    """(canonical form, metadata form) of a program: what ``changed`` compares a result to."""
+    return fingerprint.canonical(ep), meta_form(ep)
+
+
 def _input_forms(case: GraphCase, stage: str, handed=None) -> tuple:
     """(canonical form, metadata form) of the program every pass on ``case`` is handed, once per process.
 
@@ -99,7 +104,7 @@ def _input_forms(case: GraphCase, stage: str, handed=None) -> tuple:
     key = (id(case), stage)
     if key not in MEMOS.canonical_forms:
         ep = handed if handed is not None else _fresh_input(case, stage)
-        MEMOS.canonical_forms[key] = (fingerprint.canonical(ep), meta_form(ep))
+        MEMOS.canonical_forms[key] = _forms(ep)
     return MEMOS.canonical_forms[key]
 
 
@@ -155,7 +160,7 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     forms = _ResultForms(res)
     if run.entry_input is not None:  # run after prerequisites: what the entry itself changed, not what they did
         before_ops = op_counts(run.entry_input.graph_module)
-        handed_forms = (fingerprint.canonical(run.entry_input), meta_form(run.entry_input))
+        handed_forms = _forms(run.entry_input)
     changes = op_diff(before_ops, op_counts(res.graph_module))
     changed = _changed(changes, forms, handed_forms)
     add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {
