@@ -14,6 +14,7 @@ the graph can never write into the shared case.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -93,13 +94,43 @@ def _clone_outputs(out: Any) -> list:
     return [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in leaves]
 
 
+def _shape_envs(ep) -> list:
+    """The ShapeEnvs a program's symbolic sizes live in: those of its ``meta['val']`` and of SymInts in its args."""
+    envs: dict[int, Any] = {}
+    for node in ep.graph_module.graph.nodes:
+        for value in pytree.tree_leaves((node.meta.get("val"), node.args, node.kwargs)):
+            env = getattr(getattr(value, "fake_mode", None), "shape_env", None)
+            if isinstance(value, torch.SymInt):
+                env = getattr(value.node, "shape_env", None)
+            if env is not None:
+                envs[id(env)] = env
+    return list(envs.values())
+
+
+def _guards_suppressed(ep) -> contextlib.ExitStack:
+    """Run with the guards of ``ep``'s ShapeEnvs suppressed.
+
+    A pass may leave a SymInt in a node's arguments (a size read off
+    ``meta['val']``). Running that graph for real turns the SymInt into an int,
+    which guards, and the guard specializes the symbol in the ShapeEnv that
+    every deep copy of the case shares (a FakeTensor deep-copies into its own
+    fake mode). Passgate's execution would then change the shared case and
+    every later program built on it, which ``input_unchanged`` would blame on
+    the pass. Suppressed, the SymInt still evaluates to its hint.
+    """
+    stack = contextlib.ExitStack()
+    for env in _shape_envs(ep):
+        stack.enter_context(env.suppress_guards())
+    return stack
+
+
 def execute(ep, user_inputs: tuple, record: bool = False) -> Execution:
     """Run ``ep``'s graph on ``user_inputs``; never raises, the error is in the result."""
     import traceback
 
     try:
         args = flat_args(ep, user_inputs)
-        with torch.no_grad():
+        with torch.no_grad(), _guards_suppressed(ep):
             if record:
                 interp = RecordingInterpreter(ep.graph_module)
                 out = interp.run(*args)

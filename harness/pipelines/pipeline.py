@@ -91,40 +91,47 @@ class PassSequence(ExportedProgramPassBase):
         # A catalog entry run after its prerequisites: the entry's own ``requires`` decides applicability.
         self.last_requires = last_requires
         self.entry_input = None  # last_requires: a copy of the program the last step was handed (set by call)
+        self._prepared = None  # (program requires was given, the prerequisites' result on it): call's start
 
     def requires(self, exported_program) -> None:
         if not self.last_requires or not self.steps:
             return
-
-        ep = copy.deepcopy(exported_program)
-        for i, step in enumerate(self.steps[:-1]):
-            run = run_pass(replace(step.loaded(), obj=_Prepared(step.factory)), ep, None)
-            if run.outcome != "ok":
-                raise StepFailed(i, step.name, run.outcome, run.error)
-            ep = run.program
+        self._prepared = None
+        ep = self._run_steps(copy.deepcopy(exported_program), self.steps[:-1])
         last = _prepare(self.steps[-1].factory(ep), ep)
         if hasattr(last, "requires"):
             last.requires(ep if isinstance(last, ExportedProgramPassBase) else ep.graph_module)
+        # ``call`` follows on the same program: it starts from the prerequisites' result instead of
+        # running them a second time (the identity check keeps it from serving any other program)
+        self._prepared = (exported_program, ep)
 
     def call(self, exported_program):
-
         # A pipeline owns the program it transforms: work on a copy, so in-place steps followed by
         # copying ones do not read as "returned a new program but edited the one it was handed"
         # (each step's own input_unchanged is judged by verify_each).
-        ep = copy.deepcopy(exported_program)
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared[0] is exported_program:
+            ep, start = prepared[1], len(self.steps) - 1
+        else:
+            ep, start = copy.deepcopy(exported_program), 0
         self.entry_input = None
-        for i, step in enumerate(self.steps):
-            if self.last_requires and i == len(self.steps) - 1:
-                # what the entry itself is handed: its changes, not its prerequisites', say if it was exercised
-                self.entry_input = copy.deepcopy(ep)
-            loaded = replace(step.loaded(), obj=_Prepared(step.factory))
-            run = run_pass(loaded, ep, None)
+        ep = self._run_steps(ep, self.steps[start:-1] if self.last_requires else self.steps[start:], start)
+        if self.last_requires and self.steps:
+            # what the entry itself is handed: its changes, not its prerequisites', say if it was exercised
+            self.entry_input = copy.deepcopy(ep)
+            ep = self._run_steps(ep, self.steps[-1:], len(self.steps) - 1)
+        return ExportedProgramPassResult(ep, True)
+
+    def _run_steps(self, ep, steps: list[Step], first: int = 0):
+        """``steps`` in order on ``ep`` (numbered from ``first`` in a StepFailed); the last result."""
+        for i, step in enumerate(steps, first):
+            run = run_pass(replace(step.loaded(), obj=_Prepared(step.factory)), ep, None)
             if run.outcome != "ok":
                 raise StepFailed(i, step.name, run.outcome, run.error)
             ep = run.program
             if self.verifiers is not None:
                 ep._verifiers = self.verifiers()
-        return ExportedProgramPassResult(ep, True)
+        return ep
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,67 @@
+"""Passgate's own execution never changes a dynamic case's shared ShapeEnv.
+
+Every deep copy of a case shares its fake mode and ShapeEnv (a FakeTensor
+deep-copies into its own mode). A pass that leaves a SymInt in a node's
+arguments produces a program whose real execution turns that SymInt into an
+int; unguarded, that specializes the batch symbol in the ShapeEnv of the case
+every later pass is handed, and ``input_unchanged`` blamed the pass for it.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from harness.check.loading import from_object
+from harness.check.runner import _shared_fingerprint, check_pass_on_case
+from harness.core.results import Status
+from harness.graphs.cases import CaseSpec, ModelInputs, load_case
+
+VIEW_COPY = "aten::view_copy"
+
+
+class _Flatten(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 6)
+
+    def forward(self, x):
+        return self.fc(x).view(x.shape[0], 2, 3) * 2.0
+
+
+def _build() -> ModelInputs:
+    torch.manual_seed(0)
+    batch = torch.export.Dim("batch", min=2, max=16)
+    return ModelInputs(_Flatten().eval(), (torch.randn(4, 6),), {"x": {0: batch}})
+
+
+SPEC = CaseSpec(name="dynamic_view", source="fixture", build=_build, definition="tests/test_shape_env.py v1")
+
+
+def _bake_batch_symint(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Writes the view's batch size as the SymInt of its ``meta['val']`` (as vulkan's
+    SqueezeUnsqueezeInputs does) instead of the ``sym_size`` node the graph had."""
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and VIEW_COPY in str(node.target):
+            node.args = (node.args[0], [node.meta["val"].shape[0], *node.args[1][1:]])
+    gm.recompile()
+    return gm
+
+
+def _batch_dim(case) -> object:
+    out = next(n for n in case.shared("edge").graph.nodes if n.op == "output").args[0][0]
+    return out.meta["val"].shape[0]
+
+
+def test_running_a_result_with_a_baked_symint_leaves_the_shared_case_alone(passgate_cache):
+    case = load_case(SPEC)
+    assert isinstance(_batch_dim(case), torch.SymInt) and not _batch_dim(case).node.is_constant()
+    before = _shared_fingerprint(case, "edge")
+
+    results = {r.check: r for r in check_pass_on_case(from_object(_bake_batch_symint), case)}
+
+    # a kernel refuses a symbolic size: the program cannot run, and that is the pass's verdict
+    assert results["runnable"].status is Status.FAIL and "SymInt" in results["runnable"].message
+    assert results["input_unchanged"].status is Status.PASS, results["input_unchanged"].message
+    assert _shared_fingerprint(case, "edge") == before
+    assert not _batch_dim(case).node.is_constant()  # the batch symbol is still a symbol
