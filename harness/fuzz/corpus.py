@@ -38,6 +38,7 @@ __all__ = ["INDEX", "KEPT_TITLE", "COVERS_TITLE", "Entry", "corpus_name", "progr
            "statements_of", "spec_from_text", "load_dir", "show"]
 
 INDEX = "index.json"
+TARGETED_PREFIX = "targeted_"
 _MAIN = '''
 
 if __name__ == "__main__":
@@ -113,13 +114,14 @@ def render(entry: Entry, kind: str, title: str = KEPT_TITLE) -> str:
 def write(folder: Path, entries: list[Entry], kind: str, meta: Optional[dict] = None,
           replace_all: bool = False, title: str = KEPT_TITLE) -> Path:
     """Write ``entries`` (one ``<name>.py`` each) and ``index.json`` into ``folder``; with ``replace_all``,
-    remove the folder's other graph files (a distilled corpus replaces the previous one)."""
+    remove the folder's other generated graph files (a distilled corpus replaces the previous one; the
+    hand-written ``targeted_*`` graphs stay: no draw can stand for them)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     names = {e.name for e in entries}
     if replace_all:
         for old in _graph_files(folder):
-            if old.stem not in names:
+            if old.stem not in names and not old.stem.startswith(TARGETED_PREFIX):
                 old.unlink()
     for e in entries:
         atomic_write_bytes(folder / f"{e.name}.py", render(e, kind, title).encode())
@@ -175,8 +177,10 @@ def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optio
     dynamic = "DYNAMIC_SHAPES = None" not in text
     tags = {source, "random"} | ({"dynamic"} if dynamic else set())
     statements = statements_of(text)
+    # ``targeted_<topic>.py``: written by hand for entries no generated graph made change (its docstring says which)
+    origin = "hand-written" if name.startswith(TARGETED_PREFIX) else "generated"
     return CaseSpec(name=name, source=source, build=build, definition=text, tags=frozenset(tags),
-                    description=f"{statements} statements{', dynamic batch' if dynamic else ''} (generated)")
+                    description=f"{statements} statements{', dynamic batch' if dynamic else ''} ({origin})")
 
 
 def statements_of(text: str) -> int:
