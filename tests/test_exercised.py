@@ -319,6 +319,26 @@ def test_an_entry_run_after_prerequisites_is_judged_on_its_own_changes():
     assert alone["changed"]["metadata"] is True
 
 
+def test_an_entry_that_edits_the_prerequisites_tensor_specs_in_place_is_exercised(passgate_cache):
+    """HintBasedSymShapeEvalPass rewrites ``spec.shape`` of the TensorSpecs SpecPropPass made, in place. A deep
+    copy of the program would share those TensorSpecs (torch.fx copies node.meta shallowly) and read as
+    unchanged; the forms taken before the entry's step see the symbolic batch made concrete."""
+    from test_shape_env import SPEC as DYNAMIC
+
+    from harness.catalog import Build, entry
+    from harness.check.runner import check_pass_on_case
+    from harness.graphs import sources
+    from harness.graphs.cases import load_case
+
+    spec_prop = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
+    loaded = entry("demo", "executorch.exir.passes.sym_shape_eval_pass:HintBasedSymShapeEvalPass", stage="edge",
+                   build=Build(after=(spec_prop,))).loaded()
+    dynamic = _runs(check_pass_on_case(loaded, load_case(DYNAMIC)), DYNAMIC.name).details
+    assert dynamic["changed"] == {"ops": False, "structure": False, "metadata": True}
+    static = _runs(check_pass_on_case(loaded, load_case(sources.select(["mlp"])[0])), "mlp").details
+    assert static["changed"]["metadata"] is False  # nothing symbolic to evaluate
+
+
 def test_a_change_inside_a_tensor_spec_is_a_metadata_change():
     """Memory planning and symbolic-shape evaluation change fields of meta['spec'] (TensorSpec), not its type."""
     import torch

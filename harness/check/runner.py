@@ -48,7 +48,8 @@ from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
 from harness.graphs.cases import GraphCase
 from harness.graphs.memos import MEMOS
 
-__all__ = ["reference_outputs", "prepare_case", "check_pass_on_case", "IDEMPOTENT_BY_DETERMINISM", "op_counts",
+__all__ = ["reference_outputs", "prepare_case", "check_pass_on_case", "HandedForms", "handed_forms",
+           "IDEMPOTENT_BY_DETERMINISM", "op_counts",
            "op_diff", "changes_text"]
 
 
@@ -91,6 +92,25 @@ def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
 def _forms(ep) -> tuple:
     """(canonical form, metadata form) of a program: what ``changed`` compares a result to."""
     return fingerprint.canonical(ep), meta_form(ep)
+
+
+@dataclass(frozen=True)
+class HandedForms:
+    """What ``changed`` compares a result to, taken from a program before a pass runs on it.
+
+    Forms, not a copy: a deep copy of an ExportedProgram shares its nodes'
+    metadata values (torch.fx copies each ``node.meta`` shallowly), so a pass
+    that edits a ``TensorSpec`` in place would edit the "copy" too.
+    """
+
+    ops: Counter
+    canonical: tuple
+    meta: tuple
+
+
+def handed_forms(ep) -> HandedForms:
+    """The forms of ``ep`` as it is now (a ``PassSequence`` takes them before its entry's own step)."""
+    return HandedForms(op_counts(ep.graph_module), *_forms(ep))
 
 
 def _input_forms(case: GraphCase, stage: str, handed=None) -> tuple:
@@ -140,7 +160,7 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     before_meta = snapshot(ep.graph_module)
     before_ops = op_counts(ep.graph_module)
     handed_fp = fingerprint.exact(ep.graph_module, ep)
-    handed_forms = _input_forms(case, stage, ep)  # before the run: a pass may edit ``ep`` in place
+    handed = _input_forms(case, stage, ep)  # before the run: a pass may edit ``ep`` in place
     run = run_pass(loaded, ep, config.timeout)
 
     if run.outcome == Outcome.NOT_APPLICABLE:
@@ -159,10 +179,10 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     res = run.program
     forms = _ResultForms(res)
     if run.entry_input is not None:  # run after prerequisites: what the entry itself changed, not what they did
-        before_ops = op_counts(run.entry_input.graph_module)
-        handed_forms = _forms(run.entry_input)
+        before_ops = run.entry_input.ops
+        handed = (run.entry_input.canonical, run.entry_input.meta)
     changes = op_diff(before_ops, op_counts(res.graph_module))
-    changed = _changed(changes, forms, handed_forms)
+    changed = _changed(changes, forms, handed)
     add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {
         "ops_changed": changes, "changed": changed, "change_signature": change_signature(changes, changed)}),
         run.seconds)

@@ -90,7 +90,7 @@ class PassSequence(ExportedProgramPassBase):
         self.verifiers = verifiers  # None: keep the program's own
         # A catalog entry run after its prerequisites: the entry's own ``requires`` decides applicability.
         self.last_requires = last_requires
-        self.entry_input = None  # last_requires: a copy of the program the last step was handed (set by call)
+        self.entry_input = None  # last_requires: HandedForms of the program the last step was handed (set by call)
         self._prepared = None  # (program requires was given, the prerequisites' result on it): call's start
 
     def requires(self, exported_program) -> None:
@@ -118,7 +118,9 @@ class PassSequence(ExportedProgramPassBase):
         ep = self._run_steps(ep, self.steps[start:-1] if self.last_requires else self.steps[start:], start)
         if self.last_requires and self.steps:
             # what the entry itself is handed: its changes, not its prerequisites', say if it was exercised
-            self.entry_input = copy.deepcopy(ep)
+            from harness.check.runner import handed_forms
+
+            self.entry_input = handed_forms(ep)
             ep = self._run_steps(ep, self.steps[-1:], len(self.steps) - 1)
         return ExportedProgramPassResult(ep, True)
 
