@@ -137,11 +137,11 @@ ENTRIES = (
                 "gen_tag_fn": Config(Build("graph_function", (constant_tag,), after=(SPEC_PROP,)), inherit_known=False,
                                      contract="after SpecPropPass with a gen_tag_fn: weights tagged, other "
                                               "constants given None")}),
-    _e(f"{P}.external_constants_pass:external_mutable_weights_pass", build=Build("graph_and_program"),
-       contract="tags mutable weights for external storage (node metadata only)",
-       known=(known("exercised", "tags only parameters that a GRADIENT_TO_PARAMETER output names: a joint "
-                    "forward-backward (training) program, after SpecPropPass; passgate's cases are inference exports",
-                    "exir/passes/external_constants_pass.py (_is_mutable_weight)", kind="precondition"),)),
+    _e(f"{P}.external_constants_pass:external_mutable_weights_pass",
+       build=Build("graph_and_program", after=(SPEC_PROP,)),
+       contract="tags mutable weights for external storage (node metadata only); after SpecPropPass as "
+                "to_executorch runs it: it tags only parameters whose meta['spec'] says const and whose gradient "
+                "is an output (GRADIENT_TO_PARAMETER: a joint training program, targeted_exir_joint)"),
     _e(f"{P}.fold_redundant_qdq_pass:FoldRedundantDequantizeQuantizePass", stage="quantized-edge",
        contract="folds dequantize -> quantize pairs with matching qparams"),
     _e(f"{P}.init_mutable_pass:InitializedMutableBufferPass", build=Build("call", (["running_", "cache"],)),
@@ -271,10 +271,17 @@ ENTRIES = (
                     "cpu: the edge verifier's fake-tensor propagation then fails on mixed devices",
                     "exir/passes/to_device_pass.py (ToDevicePass.call)", kind="precondition"),)),
     _e(f"{P}.weights_to_outputs_pass:weights_to_outputs_pass", build=_PROGRAM_FN,
-       contract="training graphs: weights with gradients become outputs (a no-op without gradients)",
-       known=(known("exercised", "returns the program as it is unless an output is GRADIENT_TO_PARAMETER: it "
-                    "needs a joint forward-backward (training) program; passgate's cases are inference exports",
-                    "exir/passes/weights_to_outputs_pass.py (weights_to_outputs_pass)", kind="precondition"),)),
+       contract="training graphs: weights with gradients become outputs (a no-op without gradients; exercised by "
+                "the joint program targeted_exir_joint)",
+       known=(known("verifier", "the weights it appends get OutputSpec kind TOKEN with a TensorArgument, which the "
+                    "export verifier rejects ('expected TokenArgument for TOKEN kind'); upstream calls it a hack: "
+                    "there is no OutputKind for a parameter", "exir/passes/weights_to_outputs_pass.py",
+                    kind="by-design"),
+              known("numerics", "it appends the weights with a gradient to the program's outputs: more outputs "
+                    "than before is what it is for", "exir/passes/weights_to_outputs_pass.py", kind="by-design"),
+              known("idempotent", "a second run appends the same weights to the outputs again (it does not look for "
+                    "the TOKEN outputs it added), so the output list grows on every run",
+                    "exir/passes/weights_to_outputs_pass.py (weights_to_outputs_pass)"))),
     _e(f"{P}.dynamic_shape_prop_pass:DynamicShapePropPass",
        unavailable="module does not import in executorch 1.5.1: it imports LoweredBackendModule from "
                    "executorch.exir.delegate, which no longer defines it (dead module, upstream)"),

@@ -367,3 +367,19 @@ def test_the_layout_of_a_non_contiguous_state_tensor_is_part_of_the_fingerprint(
     assert tensor_digest(t) != tensor_digest(t.contiguous())
     assert tensor_digest(t.contiguous()) == tensor_digest(t.clone(memory_format=torch.contiguous_format))
     assert "@" not in tensor_digest(t.contiguous())  # contiguous tensors keep the digest they always had
+
+
+def test_the_joint_program_exercises_the_training_only_passes(passgate_cache):
+    """weights_to_outputs_pass and external_mutable_weights_pass act only on a joint forward-backward program
+    (GRADIENT_TO_PARAMETER outputs): the hand-written targeted_exir_joint corpus graph is one, mlp is not."""
+    from harness.catalog.registry import load_catalogs
+    from harness.check.runner import check_pass_on_case
+    from harness.graphs import sources
+    from harness.graphs.cases import load_case
+
+    exir = {e.name: e for e in load_catalogs()["exir"].entries}
+    joint, mlp = (load_case(sources.select([name])[0]) for name in ("targeted_exir_joint", "mlp"))
+    for name, kind in (("exir.weights_to_outputs_pass", "structure"), ("exir.external_mutable_weights_pass", "metadata")):
+        loaded = exir[name].loaded()
+        assert _runs(check_pass_on_case(loaded, joint), joint.name).details["changed"][kind] is True, name
+        assert not any(_runs(check_pass_on_case(loaded, mlp), "mlp").details["changed"].values()), name
