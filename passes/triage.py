@@ -77,11 +77,6 @@ RULES: tuple[Rule, ...] = (
     Rule(("*",), ("input_unchanged",), r"returned a new program but also edited",
          "half in place: returns a new graph module but also edits the one it is handed, so a caller that keeps "
          "its input (verify-each, bisection, a pass manager that falls back) sees it change"),
-    Rule(("SqueezeUnsqueezeInputs",), ("input_unchanged",), r"shared graph case it was never handed",
-         "passgate's attribution, not the pass: the pass bakes the batch SymInt into a view_copy size (see its "
-         "runnable failure), and running that program converts the SymInt to an int, which specializes the symbol "
-         "in the ShapeEnv every deep copy of the case shares; the pass itself leaves the shared case alone",
-         "harness"),
     # -- meta['val'] against execution -------------------------------------------------------------
     Rule(("MemoryPlanningPass", "to_scratch_op_pass", "CadenceToOutVarPass", "ToOutVarPass"),
          ("val_matches_execution",), r"split_with_sizes_copy.*sequence",
@@ -139,6 +134,11 @@ RULES: tuple[Rule, ...] = (
          "on a dynamic-batch program it specializes the batch symbol (evaluating it concretely while it retraces), "
          "and the ShapeEnv is shared by every deepcopy of the program: the caller's own program then has meta['val'] "
          "shapes with the concrete size where the symbol was (measured: s4 -> 3 on the copy the harness keeps)"),
+    Rule(("SqueezeUnsqueezeInputs",), ("input_unchanged",), r"changed the shared graph case it was never handed",
+         "on a dynamic-batch program should_squeeze tests `shape[0] == shape[1] == shape[2] == 1` on meta['val'] "
+         "sizes, which guards on the batch symbol and specializes it (s6 -> 3, measured) in the ShapeEnv every copy "
+         "of the caller's program shares: the caller's meta['val'] shapes then carry the concrete size",
+         upstream=ET + "backends/vulkan/_passes/squeeze_unsqueeze_inputs.py (should_squeeze)"),
     Rule(("ChannelsLastTaggedReshapePass",), ("runs",), r"x must be Tensor or scalar, got SymInt",
          "on a dynamic-batch program it inserts its memory-format _to_copy on every input of a node it converts, a "
          "sym_size SymInt too: the retrace asserts", upstream=ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py"),

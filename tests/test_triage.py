@@ -34,7 +34,7 @@ def test_every_violation_of_the_corpus_run_has_a_rule_and_an_honest_reason():
         ("xnnpack.ChannelsLastTaggedReshapePass", "runs", "the pass raised: AssertionError: Attempting to convert "
          "non-NHWC compatible node to NHWC", "precondition"),
         ("vulkan.SqueezeUnsqueezeInputs", "input_unchanged", "the pass changed the shared graph case it was never "
-         "handed", "harness"),
+         "handed", "bug"),
     ]
     for pass_name, check, message, kind in cases:
         k = triage(pass_name, check, message)
