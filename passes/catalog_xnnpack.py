@@ -17,6 +17,11 @@ __all__ = ["CATALOGS"]
 C = "xnnpack"
 P = "executorch.backends.xnnpack._passes"
 PROG = Build("program")
+_DCE = "executorch.exir.passes:dead_code_elimination_pass"
+# The cases' edge programs come from a serialize/deserialize round trip, whose deserializer gives every result of a
+# multi-output node a getitem, the unused ones too (<node>_unused_1, ...); the programs XNNPACK's preprocess hands
+# its passes (to_edge, then partitioning) have none. The batch-norm passes require getitem(0) to be the only user.
+PROG_LIVE = Build("program", after=(_DCE,))
 _MUTATES = ("mutates the graph module it is handed, then returns the copy ExportPass.call retraces: the "
             "caller's program changes too, although EdgeProgramManager.transform documents that it returns "
             "'a copy'")
@@ -44,28 +49,68 @@ ENTRIES = (
               known("meta_nn_module_stack", "the linear nodes carry no nn_module_stack",
                     "backends/xnnpack/_passes/convert_to_linear.py", graphs=("linear",)),
               known("input_unchanged", _MUTATES))),
-    _e(".convert_to_sdpa:ConvertToSDPAPass", build=PROG, contract="attention patterns -> scaled_dot_product_attention"),
+    _e(".convert_to_sdpa:ConvertToSDPAPass", build=PROG, contract="attention patterns -> scaled_dot_product_attention",
+       known=(known("exercised", "matches with SubgraphMatcher the to_edge decomposition of SDPA with a 2-D float "
+                    "mask, traced by to_edge itself, where any.dim takes keepdim positionally (any.dim(x, -1, True)); "
+                    "the cases' programs come from ExecuTorch's serialize/deserialize round trip, which gives "
+                    "keepdim back as a keyword (any.dim(x, -1, keepdim=True)), so the node never matches and no "
+                    "graph can be rewritten (checked on a hand-written SDPA with a 2-D mask: unchanged)",
+                    "backends/xnnpack/partition/graphs/sdpa.py, backends/xnnpack/_passes/convert_to_sdpa.py",
+                    kind="precondition"),)),
     _e(".convert_to_upsample_bilinear2d:ConvertToUpsampleBilinear2d", build=PROG,
-       contract="decomposed bilinear upsampling -> upsample_bilinear2d"),
-    _e(".decompose_batch_norm:DecomposeBatchNorm", build=PROG, contract="standalone batch norm -> 1x1 depthwise conv"),
+       contract="decomposed bilinear upsampling -> upsample_bilinear2d",
+       known=(known("exercised", "its patterns are F.interpolate(bilinear) lowered by to_edge, which keeps "
+                    "aten.upsample_bilinear2d.vec whole (core ATen): each pattern is that one node, and "
+                    "create_upsample_bilinear_2d returns at once when the matched node already is "
+                    "upsample_bilinear2d.vec ('Op was not decomposed, do nothing'); a hand-decomposed bilinear "
+                    "never matches a one-node pattern, so it rewrites nothing on any graph",
+                    "backends/xnnpack/partition/graphs/bilinear_2d.py, "
+                    "backends/xnnpack/_passes/convert_to_upsample_bilinear2d.py", kind="by-design"),)),
+    # after dead_code_elimination_pass: see PROG_LIVE (otherwise no batch norm of any case can be decomposed)
+    _e(".decompose_batch_norm:DecomposeBatchNorm", build=PROG_LIVE, contract="standalone batch norm -> 1x1 depthwise conv"),
     _e(".decompose_cat:DecomposeConcatenate", contract="cat of more than 5 tensors -> nested cats"),
     _e(".fuse_activation_pass:FuseActivationPass", build=PROG, semantics="changing",
        contract="relu/hardtanh after conv/linear/add moves into node metadata for the XNNPACK serializer: "
                 "the CPU meaning of the graph drops the activation (hence declared meaning-changing)"),
-    _e(".fuse_batch_norm:FuseBatchNormPass", build=PROG, contract="batch norm folded into the preceding conv/linear"),
+    # after dead_code_elimination_pass: see PROG_LIVE (otherwise no batch norm of any case can be folded)
+    _e(".fuse_batch_norm:FuseBatchNormPass", build=PROG_LIVE, contract="batch norm folded into the preceding conv/linear"),
     _e(".insert_pad_qdq:InsertPadQDQPass", stage="quantized-edge", build=PROG,
        contract="Q/DQ pairs after constant_pad_nd in quantized context",
        known=(known("val_matches_execution", "the quantize node it inserts copies the pad's meta "
                     "(q.meta = node.meta.copy()): its meta['val'] says float32, it returns int8",
-                    "backends/xnnpack/_passes/insert_pad_qdq.py (InsertPadQDQPass.call)"),)),
-    _e(".prelu_reshape_pass:PReLUReshapePass", build=PROG, contract="PReLU weights reshaped for XNNPACK"),
+                    "backends/xnnpack/_passes/insert_pad_qdq.py (InsertPadQDQPass.call)"),
+              known("exercised", "acts only on a constant_pad_nd whose input is a dequantize_per_tensor and whose "
+                    "users are no quantize (a pad the quantizer left unannotated, e.g. conv -> F.pad -> output); "
+                    "no quantized case has such a pad (a conv -> F.pad -> output base, quantized, is rewritten)",
+                    "backends/xnnpack/_passes/insert_pad_qdq.py (InsertPadQDQPass.call)",
+                    kind="precondition"))),
+    _e(".prelu_reshape_pass:PReLUReshapePass", build=PROG, contract="PReLU weights reshaped for XNNPACK",
+       known=(known("exercised", "acts only on aten._prelu_kernel, which to_edge decomposes (gt, mul, where) "
+                    "even when a program calls it directly: it survives only in to_edge_transform_and_lower with "
+                    "XNNPACK's partitioner preserving prelu, never in the plain to_edge programs passgate lowers",
+                    "backends/xnnpack/_passes/prelu_reshape_pass.py", kind="by-design"),)),
     _e(".propagate_custom_meta_pass:PropagateCustomMetaPass", build=PROG,
-       contract="node.meta['custom'] copied from producers to their Q/DQ nodes"),
+       contract="node.meta['custom'] copied from producers to their Q/DQ nodes",
+       known=(known("exercised", "copies node.meta['custom'] (what torch.fx.traceback.annotate records) from a "
+                    "node to the quantize/dequantize it feeds: passgate exports non-strict without "
+                    "preserve_node_meta, which records no 'custom' (strict export does), and the entry runs on "
+                    "the float graphs, which have no Q/DQ nodes",
+                    "backends/xnnpack/_passes/propagate_custom_meta_pass.py", kind="precondition"),)),
     _e(".remove_noop_expand_copy_pass:RemoveNoopExpandCopyPass", contract="removes expand_copy that changes nothing"),
     _e(".remove_redundant_copy_pass:RemoveRedundantCopyPass", build=PROG,
-       contract="removes back-to-back layout copies"),
+       contract="removes back-to-back layout copies",
+       known=(known("exercised", "acts only on aten._to_copy nodes (and their XNN_NHWC_NODE tags), which an "
+                    "edge program in dim-order mode (to_edge's default, every case) has none of: casts and layout "
+                    "copies are dim_order_ops._to_dim_order_copy until DimOrderOpsRevertPass, and the layout "
+                    "copies it removes are those ChannelsLastTaggedReshapePass inserts, both run before it in "
+                    "XNNPACKPassManager",
+                    "backends/xnnpack/_passes/remove_redundant_copy_pass.py, backends/xnnpack/_passes/__init__.py",
+                    kind="precondition"),)),
     _e(".xnnpack_pass:XNNPACKPass", build=PROG,
-       contract="the base of XNNPACK passes: its call() must leave the graph as it was"),
+       contract="the base of XNNPACK passes: its call() must leave the graph as it was",
+       known=(known("exercised", "an abstract base: it only stores the ExportedProgram for subclasses and "
+                    "inherits ExportPass.call, the identity retrace, so it changes no graph",
+                    "backends/xnnpack/_passes/xnnpack_pass.py", kind="by-design"),)),
 )
 
 CATALOGS = (Catalog(C, (P,), ENTRIES, "the XNNPACK backend's preprocessing passes"),)

@@ -1,0 +1,59 @@
+"""The hand-written targeted graphs of fixtures/corpus for the XNNPACK and transforms entries
+(``targeted_xnnpack_*.py``, ``targeted_transforms_*.py``, ``targeted_quant_*.py``): each is a corpus case that
+builds, exports, lowers and computes what eager does, and puts in front of its entry the pattern it was written
+for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.fuzz.corpus import load_dir
+from harness.graphs.cases import load_case
+
+CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
+PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_")
+TARGETED = [s for s in load_dir(CORPUS) if s.name.startswith(PREFIXES)]
+
+
+def _spec(name):
+    return next(s for s in TARGETED if s.name == name)
+
+
+def _count(ep, name: str) -> int:
+    return sum(1 for n in ep.graph.nodes if n.op == "call_function" and getattr(n.target, "__name__", "") == name)
+
+
+def test_targeted_graphs_are_corpus_cases_described_as_hand_written():
+    assert "targeted_xnnpack_cat" in {s.name for s in TARGETED}
+    for spec in TARGETED:
+        assert spec.source == "corpus" and "hand-written" in spec.description, spec.name
+
+
+@pytest.mark.parametrize("spec", TARGETED, ids=[s.name for s in TARGETED])
+def test_targeted_graph_lowers_and_matches_eager(spec):
+    case = load_case(spec)
+    built = spec.build()
+    with torch.no_grad():
+        expected = built.model(*case.sample_inputs())
+        actual = case.edge.module()(*case.sample_inputs())
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    actual = actual if isinstance(actual, tuple) else (actual,)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e)
+
+
+def test_decompose_concatenate_splits_the_six_tensor_cat():
+    """xnnpack.DecomposeConcatenate: the cat of 6 becomes cat(5) then cat(that, 1)."""
+    import copy
+
+    from executorch.backends.xnnpack._passes.decompose_cat import DecomposeConcatenate
+
+    ep = copy.deepcopy(load_case(_spec("targeted_xnnpack_cat")).edge)
+    assert _count(ep, "aten.cat.default") == 1
+    gm = DecomposeConcatenate()(ep.graph_module).graph_module
+    cats = [n for n in gm.graph.nodes if n.op == "call_function" and getattr(n.target, "__name__", "") ==
+            "aten.cat.default"]
+    assert sorted(len(n.args[0]) for n in cats) == [2, 5]
