@@ -383,3 +383,21 @@ def test_the_joint_program_exercises_the_training_only_passes(passgate_cache):
         loaded = exir[name].loaded()
         assert _runs(check_pass_on_case(loaded, joint), joint.name).details["changed"][kind] is True, name
         assert not any(_runs(check_pass_on_case(loaded, mlp), "mlp").details["changed"].values()), name
+
+
+def test_pass_coverage_in_parts_measures_what_one_process_measures(tmp_path):
+    """``-j 2``: two shard processes, their coverage data combined and their results merged, give the same
+    lines, branches and exercised verdicts as one process."""
+    from harness.cli import pass_coverage
+
+    docs = {}
+    for jobs in (1, 2):
+        report = tmp_path / f"j{jobs}"
+        status = pass_coverage.main(["--catalog", "misc", "--graphs", "conv_bn_relu", "mlp", "--report", str(report),
+                                     "-j", str(jobs)])
+        assert status == 0
+        docs[jobs] = json.loads((report / pass_coverage.JSON_FILE).read_text())
+    one, two = docs[1], docs[2]
+    assert one["total"] == two["total"] and one["total"]["covered_branches"] > 0
+    assert [(e["name"], e["covered_branches"], e["exercised"]) for e in one["entries"]] == \
+        [(e["name"], e["covered_branches"], e["exercised"]) for e in two["entries"]]

@@ -10,7 +10,13 @@ The measuring lives in :mod:`harness.run.pass_coverage`; this is its command.
 Usage (what ``tox -e coverage`` runs)::
 
     python -m harness.cli.pass_coverage [--profile quick|standard|full] [--catalog NAME ...]
-                                    [--graphs ...] [--report DIR] [--min-percent P]
+                                    [--graphs ...] [--report DIR] [--min-percent P] [-j N]
+
+``-j N`` measures in N processes, each running one shard of the pass x graph
+pairs under its own coverage.py data file; the parts are then joined as
+pytest-cov joins xdist workers': ``Coverage.combine`` for the data, ``passgate
+report merge`` for the results (a run in one process takes ~60 CPU-minutes
+with the standard profile's corpus).
 
 Writes ``DIR/pass_coverage.json`` (what ``passgate passes`` shows per entry)
 and ``DIR/pass_coverage.md`` beside the run's reports, and prints the
@@ -71,9 +77,10 @@ def render(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def _run_args(args) -> list[str]:
+def _run_args(args, report: str) -> list[str]:
     # --no-incremental: a reused verdict executes no pass code, so coverage would read it as never run
-    run_args = ["run", "--profile", args.profile, "--no-isolation", "--no-incremental", "-q", "--report", args.report]
+    run_args = ["run", "--profile", args.profile, "--no-isolation", "--no-incremental", "-q", "--report", report]
+    run_args += ["--shard", args.shard] if args.shard else []
     run_args += ["--catalog", *args.catalog] if args.catalog else []
     run_args += ["--graphs", *args.graphs] if args.graphs else []
     run_args += ["--cache-dir", args.cache_dir] if args.cache_dir else []
@@ -90,17 +97,29 @@ def main(argv=None) -> int:
     parser.add_argument("--report", default=DEFAULT_REPORT, metavar="DIR")
     parser.add_argument("--cache-dir", metavar="DIR")
     parser.add_argument("--min-percent", type=float, help="exit 1 if a Vulkan pass module's lines are covered less")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                        help="measure in N processes, one shard of the pairs each (default 1)")
+    parser.add_argument("--shard", help=argparse.SUPPRESS)  # I/N: a -j child's part
+    parser.add_argument("--data-file", help=argparse.SUPPRESS)  # where a -j child saves its coverage data
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error("-j must be at least 1")
 
     from harness.run import pass_coverage as measure
 
-    cov = measure.start()  # before torch and every pass module are imported
-    try:
-        from harness.cli.main import main as passgate
+    if args.jobs > 1 and not args.shard:
+        cov, status = _measure_in_parts(args)
+    else:
+        cov = measure.start(args.data_file)  # before torch and every pass module are imported
+        try:
+            from harness.cli.main import main as passgate
 
-        status = passgate(_run_args(args))
-    finally:
-        cov.stop()
+            status = passgate(_run_args(args, args.report))
+        finally:
+            cov.stop()
+        if args.data_file:  # a -j child: the parent joins the parts and reports
+            cov.save()
+            return status
     if status == ExitCode.USAGE:
         return ExitCode.USAGE
     from harness.catalog import resolve_catalogs
@@ -121,6 +140,33 @@ def main(argv=None) -> int:
     low = [r for r in doc["modules"] if r["catalog"] == "vulkan" and args.min_percent is not None
            and r["line_percent"] < args.min_percent]
     return ExitCode.VIOLATION if low else ExitCode.OK
+
+
+def _measure_in_parts(args):
+    """Run ``args.jobs`` shard children, then join their coverage data and their results.json."""
+    import subprocess
+
+    from harness.cli.main import main as passgate
+    from harness.run import pass_coverage as measure
+
+    parts = Path(args.report) / "parts"
+    children = []
+    for i in range(1, args.jobs + 1):
+        cmd = [sys.executable, "-m", "harness.cli.pass_coverage", "--profile", args.profile,
+               "--report", str(parts / f"shard-{i}"), "--shard", f"{i}/{args.jobs}",
+               "--data-file", str(parts / f"coverage.{i}")]
+        cmd += ["--catalog", *args.catalog] if args.catalog else []
+        cmd += ["--graphs", *args.graphs] if args.graphs else []
+        cmd += ["--cache-dir", args.cache_dir] if args.cache_dir else []
+        children.append(subprocess.Popen(cmd))
+    statuses = [child.wait() for child in children]
+    if ExitCode.USAGE in statuses:
+        return measure.start(None, started=False), ExitCode.USAGE
+    passgate(["report", "merge", "--quiet", "--out", args.report, *(str(parts / f"shard-{i}")
+                                                                    for i in range(1, args.jobs + 1))])
+    cov = measure.start(None, started=False)
+    cov.combine([str(parts / f"coverage.{i}") for i in range(1, args.jobs + 1)], keep=True)
+    return cov, max(statuses)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -45,12 +45,17 @@ def executorch_root() -> str:
     return list(spec.submodule_search_locations)[0]
 
 
-def start():
-    """A started coverage.py measurement of executorch's sources, lines and branches: call before torch loads."""
+def start(data_file: Optional[str] = None, started: bool = True):
+    """A started coverage.py measurement of executorch's sources, lines and branches: call before torch loads.
+
+    ``data_file``: where ``save()`` writes the data (a ``-j`` part); None keeps it in memory.
+    ``started`` False: configured only, to ``combine`` the parts' data into.
+    """
     import coverage
 
-    cov = coverage.Coverage(data_file=None, source=[executorch_root()], branch=True, omit=OMIT)
-    cov.start()
+    cov = coverage.Coverage(data_file=data_file, source=[executorch_root()], branch=True, omit=OMIT)
+    if started:
+        cov.start()
     return cov
 
 
