@@ -122,10 +122,12 @@ ENTRIES = (
     _e("duplicate_dynamic_quant_chain:DuplicateDynamicQuantChainPass", stage="export", applies_to=("quantized",),
        contract="each user of a dynamic quant chain gets its own chain (ATen, after convert)",
        known=(known("exercised", "acts only on a dynamic quantization chain (choose_qparams.tensor -> getitem -> "
-                    "quantize -> dequantize with several users), what a dynamic quantizer leaves (the LLM export "
-                    "flow, after convert_pt2e); the quantized graphs are static post-training int8 (XNNPACKQuantizer, "
-                    "is_dynamic=False): their scales are constants, no choose_qparams node exists",
-                    "backends/transforms/duplicate_dynamic_quant_chain.py (DuplicateDynamicQuantChainPass.call)",
+                    "quantize -> dequantize with several users) whose users still carry the quantizer's annotation "
+                    "(meta['quantization_annotation']): the converted GraphModule right after convert_pt2e, where the "
+                    "LLM export flow runs it. passgate's cases are ExportedPrograms, re-exported after convert: the "
+                    "hand-written targeted_quant_pad_dyn has the chain (one activation, two dynamically quantized "
+                    "linears) but re-export drops the annotation, so the pass leaves it (measured)",
+                    "backends/transforms/duplicate_dynamic_quant_chain.py (_maybe_duplicate_dynamic_quantize_chain)",
                     kind="precondition"),)),
     _e("enforce_contiguous_dim_order:EnforceContiguousDimOrder", contract="dim-order ops -> contiguous",
        known=(known("input_unchanged", _MUTATES),)),

@@ -78,12 +78,7 @@ ENTRIES = (
        contract="Q/DQ pairs after constant_pad_nd in quantized context",
        known=(known("val_matches_execution", "the quantize node it inserts copies the pad's meta "
                     "(q.meta = node.meta.copy()): its meta['val'] says float32, it returns int8",
-                    "backends/xnnpack/_passes/insert_pad_qdq.py (InsertPadQDQPass.call)"),
-              known("exercised", "acts only on a constant_pad_nd whose input is a dequantize_per_tensor and whose "
-                    "users are no quantize (a pad the quantizer left unannotated, e.g. conv -> F.pad -> output); "
-                    "no quantized case has such a pad (a conv -> F.pad -> output base, quantized, is rewritten)",
-                    "backends/xnnpack/_passes/insert_pad_qdq.py (InsertPadQDQPass.call)",
-                    kind="precondition"))),
+                    "backends/xnnpack/_passes/insert_pad_qdq.py (InsertPadQDQPass.call)"),)),
     _e(".prelu_reshape_pass:PReLUReshapePass", build=PROG, contract="PReLU weights reshaped for XNNPACK",
        known=(known("exercised", "acts only on aten._prelu_kernel, which to_edge decomposes (gt, mul, where) "
                     "even when a program calls it directly: it survives only in to_edge_transform_and_lower with "

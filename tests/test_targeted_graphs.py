@@ -36,8 +36,9 @@ def test_targeted_graphs_are_corpus_cases_described_as_hand_written():
 def test_targeted_graph_lowers_and_matches_eager(spec):
     case = load_case(spec)
     built = spec.build()
+    model = built.model.module() if isinstance(built.model, torch.export.ExportedProgram) else built.model
     with torch.no_grad():
-        expected = built.model(*case.sample_inputs())
+        expected = model(*case.sample_inputs())
         actual = case.edge.module()(*case.sample_inputs())
     expected = expected if isinstance(expected, tuple) else (expected,)
     actual = actual if isinstance(actual, tuple) else (actual,)
@@ -57,3 +58,15 @@ def test_decompose_concatenate_splits_the_six_tensor_cat():
     cats = [n for n in gm.graph.nodes if n.op == "call_function" and getattr(n.target, "__name__", "") ==
             "aten.cat.default"]
     assert sorted(len(n.args[0]) for n in cats) == [2, 5]
+
+
+def test_a_graph_that_declares_it_is_quantized_is_a_quantized_case():
+    """``TAGS = ("quantized", "int8")``: the quantized-edge entries apply to it, the float ones do not."""
+    from harness.catalog.registry import load_catalogs
+
+    spec = _spec("targeted_quant_pad_dyn")
+    assert {"quantized", "int8", "corpus"} <= spec.tags
+    xnnpack = {e.name: e for e in load_catalogs()["xnnpack"].entries}
+    assert xnnpack["xnnpack.InsertPadQDQPass"].applies(spec)
+    assert not xnnpack["xnnpack.DecomposeConcatenate"].applies(spec)
+    assert not xnnpack["xnnpack.InsertPadQDQPass"].applies(_spec("targeted_xnnpack_cat"))

@@ -175,12 +175,28 @@ def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optio
         return ModelInputs(model, inputs, dynamic_shapes)
 
     dynamic = "DYNAMIC_SHAPES = None" not in text
-    tags = {source, "random"} | ({"dynamic"} if dynamic else set())
+    tags = {source, "random"} | ({"dynamic"} if dynamic else set()) | declared_tags(text)
     statements = statements_of(text)
     # ``targeted_<topic>.py``: written by hand for entries no generated graph made change (its docstring says which)
     origin = "hand-written" if name.startswith(TARGETED_PREFIX) else "generated"
     return CaseSpec(name=name, source=source, build=build, definition=text, tags=frozenset(tags),
                     description=f"{statements} statements{', dynamic batch' if dynamic else ''} ({origin})")
+
+
+def declared_tags(text: str) -> set[str]:
+    """The tags a program declares with a module-level ``TAGS = ("quantized", ...)`` (a hand-written graph whose
+    ``build()`` runs the PT2E flow is a quantized case: the quantized-edge entries apply to it).
+
+    Read from the text, not by running it: listing cases builds nothing."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["TAGS"]
+                and isinstance(node.value, (ast.Tuple, ast.List))):
+            return {e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return set()
 
 
 def statements_of(text: str) -> int:
