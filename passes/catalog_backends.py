@@ -32,9 +32,15 @@ def mem_constraints():
     return MemConstraints()
 
 
-def _mem(spec: str, contract: str):
+def _mem(spec: str, contract: str, matches: str):
+    why = (f"matches only {matches}, which no edge program holds: upstream it runs inside Cadence's memory-planning "
+           "algorithm (GenerateMemConstraints, called by to_executorch's MemoryPlanningPass), on the program "
+           "to_out_var_pass has turned into out variants, with TensorSpec lifetimes computed; passgate has no such "
+           "stage (its programs are export or edge dialect)")
     return entry("cadence", f"{B}.cadence.aot.memory_constraints:{spec}", contract=contract,
-                 build=Build("call", (Lazy("passes.catalog_backends:mem_constraints"),)))
+                 build=Build("call", (Lazy("passes.catalog_backends:mem_constraints"),)),
+                 known=(known("exercised", why, "backends/cadence/aot/memory_planning_algo.py (GenerateMemConstraints)",
+                              kind="precondition"),))
 
 
 _SAMSUNG_KNOWN = {
@@ -85,10 +91,16 @@ CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
                       "which discovery finds by its GraphModule signature"),
     entry("cadence", f"{B}.cadence.aot.decompose_ops:DecomposeAtenApproxGeluPass",
           contract="gelu(approximate='tanh') -> its tanh formula"),
-    _mem("GenerateCatNopConstraints", "records which cats can be no-ops (metadata only)"),
-    _mem("GenerateMemoryViewConstraints", "records view aliasing constraints (metadata only)"),
-    _mem("GenerateSliceAndSelectNopConstraints", "records which slices/selects can be no-ops"),
-    _mem("GenerateIdmaConstraints", "records iDMA placement constraints"),
+    _mem("GenerateCatNopConstraints", "records which cats can be no-ops (metadata only)",
+         "torch.ops.aten.cat.out (retargeted to _cat_nop.out)"),
+    _mem("GenerateMemoryViewConstraints", "records view aliasing constraints (metadata only)",
+         "executorch.exir.memory.view nodes (recorded only into the MemConstraints object), which "
+         "to_executorch's ReplaceViewCopyWithViewPass makes"),
+    _mem("GenerateSliceAndSelectNopConstraints", "records which slices/selects can be no-ops",
+         "slice_copy.Tensor_out / select_copy.int_out (retargeted to their _nop variants)"),
+    _mem("GenerateIdmaConstraints", "records iDMA placement constraints",
+         "cadence.idma_load/idma_store/idma_wait.out (recorded only into the MemConstraints object), which only "
+         "Cadence's own iDMA lowering inserts"),
     entry("cadence", f"{B}.cadence.aot.memory_planning:SimplifyIdmaOpsPass", contract="simplifies iDMA copies"),
     *(entry("cadence", f"{B}.cadence.aot.reorder_ops:{name}", contract=c) for name, c in (
         ("AdvanceQuantizeOpAboveDefInBranchPass", "quantize ops moved above their producer in branches"),
@@ -137,11 +149,21 @@ SMALL = Catalog("misc", (
           contract="int64 floor division via float (CUDA)"),
     entry("misc", f"{B}.aoti.passes.replace_view_copy_with_view:ReplaceViewCopyWithViewPass",
           contract="view_copy -> view (AOTI)"),
-    entry("misc", f"{B}.apple.metal.passes.decompose_linear_pass:DecomposeLinearPass",
+    # export stage: to_edge decomposes aten.linear, so no edge program of ours keeps it; the ATen program does,
+    # as Metal's edge programs do (the AOTI partitioner's ops_to_not_decompose keeps every op), and it matches both
+    entry("misc", f"{B}.apple.metal.passes.decompose_linear_pass:DecomposeLinearPass", stage="export",
           contract="linear -> matmul + add (Metal)"),
     entry("misc", f"{B}.native.passes.reinplace:NativeReinplacePass", contract="functional ops -> in-place (native)"),
     entry("misc", f"{B}.example.example_backend_delegate_passes.merge_to_dim_pass:MergeToDimPass",
-          contract="example backend: to_dim_order copies merged"),
+          contract="example backend: to_dim_order copies merged",
+          known=(known("exercised", "reads a _to_dim_order_copy's dtype and dim_order from node.args[-1] as a dict, "
+                       "but they are keyword-only in its schema: every such node (to_edge's, and the ones "
+                       "PermuteMemoryFormatsPass inserts before it in ExampleBackend.preprocess) has args == "
+                       "(input,) and them in kwargs. Where its guard holds (a _to_dim_order_copy whose single user "
+                       "has exactly two positional args, e.g. x.to(torch.float16) + y) args[-1] is the input Node "
+                       "and subscripting it raises TypeError ('Node' object is not subscriptable, checked); "
+                       "elsewhere it edits nothing, though it returns modified=True",
+                       "backends/example/example_backend_delegate_passes/merge_to_dim_pass.py (MergeToDimPass.call)"),)),
     entry("misc", f"{B}.example.example_backend_delegate_passes.permute_memory_formats_pass:PermuteMemoryFormatsPass",
           semantics="changing", contract="example backend: NCHW <-> NHWC permutes around convs (layout change)"),
 ), "CUDA, AOTI, Metal, native and example-backend passes")

@@ -175,6 +175,29 @@ _KNOWN = {
     "annotate_avg_pool1d:AnnotateAvgPool1D": (known("exercised", _SOURCE_FN.format("avg_pool1d"), _STRICT,
                                                      kind="precondition"),),
     "annotate_stack:AnnotateStack": (known("exercised", _SOURCE_FN.format("stack"), _STRICT, kind="precondition"),),
+    "convert_mha_to_sha:ConvertMhaToSha": (
+        known("exercised", "finds softmax -> ... -> matmul/bmm -> ... -> permute_copy -> view_copy and takes the head "
+              "count from dim 1 of the attention matmul's operand, a 4-D [b, h, s, d] aten.matmul in QNN's flow: "
+              "to_edge_transform_and_lower keeps aten.matmul and aten.linear (get_skip_decomp_table), and the pass "
+              "runs in QnnBackend.preprocess (use_mha2sha) after RemoveRedundancy has dropped the clone a reshape "
+              "of the permuted attention output adds. passgate's to_edge decomposes matmul into expand/view/bmm "
+              "over [b*h, s, d] and keeps that _clone_dim_order between the permute and the view, so nothing "
+              "matches; with the clone removed it matches the bmm, reads s as the head count and asserts "
+              "'mismatching num_heads' (checked on a hand-written 2-head attention)",
+              "backends/qualcomm/partition/utils.py (get_skip_decomp_table); "
+              "backends/qualcomm/_passes/convert_mha_to_sha.py (_get_attention_output)", kind="precondition"),),
+    "lpai_partition_fallback_support:LpaiPartitionFallbackSupport": (
+        known("exercised", "call returns at once when compiler_specs is None, as passgate builds it (from the "
+              "program alone); given LPAI compiler specs it would validate every op through QnnOperatorSupport, a "
+              "QnnManager that loads the QNN SDK's LPAI backend (QNN_SDK_ROOT is unset here), and wrap the rejected "
+              "ones in Q/DQ from the QCOM_QUANT_ATTRS AnnotateQuantAttrs records on quantized graphs",
+              "backends/qualcomm/_passes/lpai_partition_fallback_support.py (call, get_unsupported_nodes)",
+              kind="by-design"),),
+    "recompose_hadamard:RecomposeHadamard": (
+        known("exercised", "call returns unchanged unless QNN_SDK_ROOT is set and names an SDK >= 2.47 (unset "
+              "here); past that gate it matches only torch.ops.aten linear/matmul/conv2d (ATen targets, as in "
+              "the annotation pipeline) without bias whose weight is a get_attr holding a scaled Hadamard matrix",
+              "backends/qualcomm/_passes/recompose_hadamard.py (RecomposeHadamard.call)", kind="by-design"),),
     "annotate_get_attr:AnnotateGetAttr": (
         known("val_matches_execution", "its prerequisite CanonicalizeConv (conv1d -> conv2d) unsqueezes the int8 "
               "weight but leaves the 3-D meta['val'] on the dequantize_per_channel of it (CanonicalizeConv alone "
