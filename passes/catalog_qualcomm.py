@@ -41,10 +41,6 @@ def uint8_io(node):
 
 
 _PREPROCESS = "as QnnPassManager.transform_for_preprocess_pipeline builds it"
-_SOURCE_FN = ("finds {0} through get_source_partitions, i.e. meta['source_fn_stack'], which only strict (dynamo) "
-              "torch.export records, as QNN's flow exports; passgate exports with strict=False, so no node of any "
-              "case has it (the pattern also needs a quantized {0} between Q/DQ)")
-_STRICT = "backends/qualcomm/utils/utils.py (to_edge_transform_and_lower_to_qnn: torch.export.export(strict=True))"
 # module:Class -> the constructions QnnPassManager uses beside the capture-program one
 _CONFIGS = {
     "annotate_quant_attrs:AnnotateQuantAttrs": {
@@ -172,9 +168,6 @@ _KNOWN = {
               "annotates every arg of the layout-sensitive op and is_edge_condition calls .shape on that node's "
               "meta['val'], a SymInt: AttributeError (QNN's flow accepts dynamic_shapes)",
               "backends/qualcomm/_passes/layout_transform.py (is_edge_condition)", graphs=("corpus_f25443a2",))),
-    "annotate_avg_pool1d:AnnotateAvgPool1D": (known("exercised", _SOURCE_FN.format("avg_pool1d"), _STRICT,
-                                                     kind="precondition"),),
-    "annotate_stack:AnnotateStack": (known("exercised", _SOURCE_FN.format("stack"), _STRICT, kind="precondition"),),
     "convert_mha_to_sha:ConvertMhaToSha": (
         known("exercised", "finds softmax -> ... -> matmul/bmm -> ... -> permute_copy -> view_copy and takes the head "
               "count from dim 1 of the attention matmul's operand, a 4-D [b, h, s, d] aten.matmul in QNN's flow: "
