@@ -85,12 +85,8 @@ ENTRIES = (
                     "XNNPACK's partitioner preserving prelu, never in the plain to_edge programs passgate lowers",
                     "backends/xnnpack/_passes/prelu_reshape_pass.py", kind="by-design"),)),
     _e(".propagate_custom_meta_pass:PropagateCustomMetaPass", build=PROG,
-       contract="node.meta['custom'] copied from producers to their Q/DQ nodes",
-       known=(known("exercised", "copies node.meta['custom'] (what torch.fx.traceback.annotate records) from a "
-                    "node to the quantize/dequantize it feeds: passgate exports non-strict without "
-                    "preserve_node_meta, which records no 'custom' (strict export does), and the entry runs on "
-                    "the float graphs, which have no Q/DQ nodes",
-                    "backends/xnnpack/_passes/propagate_custom_meta_pass.py", kind="precondition"),)),
+       contract="node.meta['custom'] copied from producers to their Q/DQ nodes (the annotated strict export "
+                "targeted_xnnpack_custom has both)"),
     _e(".remove_noop_expand_copy_pass:RemoveNoopExpandCopyPass", contract="removes expand_copy that changes nothing"),
     _e(".remove_redundant_copy_pass:RemoveRedundantCopyPass", build=PROG,
        contract="removes back-to-back layout copies",

@@ -70,3 +70,20 @@ def test_a_graph_that_declares_it_is_quantized_is_a_quantized_case():
     assert xnnpack["xnnpack.InsertPadQDQPass"].applies(spec)
     assert not xnnpack["xnnpack.DecomposeConcatenate"].applies(spec)
     assert not xnnpack["xnnpack.InsertPadQDQPass"].applies(_spec("targeted_xnnpack_cat"))
+
+
+def test_user_annotations_survive_the_case_cache_and_reach_the_pass():
+    """ExecuTorch's serde drops node.meta['custom']; the cache keeps it, so the annotated region of
+    targeted_xnnpack_custom (a strict export) reaches PropagateCustomMetaPass, which copies it onto the Q/DQ."""
+    import copy
+
+    from executorch.backends.xnnpack._passes.propagate_custom_meta_pass import PropagateCustomMetaPass
+
+    case = load_case(_spec("targeted_xnnpack_custom"))
+    ep = copy.deepcopy(case.edge)
+    annotated = {n.name for n in ep.graph.nodes if (n.meta.get("custom") or {}).get("region") == "encoder"}
+    assert any("gelu" in name for name in annotated)
+    qdq = [n for n in ep.graph.nodes if "quantize_per_tensor" in n.name]
+    assert qdq and not any(n.meta.get("custom") for n in qdq)
+    gm = PropagateCustomMetaPass(ep)(ep.graph_module).graph_module
+    assert all(n.meta.get("custom") for n in gm.graph.nodes if "quantize_per_tensor" in n.name)

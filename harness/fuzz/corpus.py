@@ -27,6 +27,8 @@ import ast
 import hashlib
 import json
 import linecache
+import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
@@ -169,9 +171,15 @@ def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optio
 
     def build() -> ModelInputs:
         linecache.cache[label] = (len(text), None, text.splitlines(True), label)  # tracebacks show its lines
-        ns: dict = {"__name__": f"passgate_{source}_{name}"}
-        exec(compile(text, label, "exec"), ns)  # noqa: S102 - a corpus program, plain torch
-        model, inputs, dynamic_shapes = ns["build"]()
+        # a module of its own, importable while it builds: strict (dynamo) export imports a class's module
+        module = types.ModuleType(f"passgate_{source}_{name}")
+        module.__file__ = label
+        sys.modules[module.__name__] = module
+        try:
+            exec(compile(text, label, "exec"), module.__dict__)  # noqa: S102 - a corpus program, plain torch
+            model, inputs, dynamic_shapes = module.build()
+        finally:
+            sys.modules.pop(module.__name__, None)
         return ModelInputs(model, inputs, dynamic_shapes)
 
     dynamic = "DYNAMIC_SHAPES = None" not in text

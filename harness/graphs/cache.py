@@ -78,14 +78,31 @@ def _serialize_program(ep) -> dict:
         "state_dict": art.state_dict,
         "constants": art.constants,
         "example_inputs": art.example_inputs,
+        CUSTOM: _custom_meta(ep),
     }
+
+
+# ExecuTorch's serde (a fork of torch.export's) drops node.meta['custom'], which torch.export's own serializer
+# keeps: user annotations (torch.fx.traceback.annotate under strict export) that passes such as XNNPACK's
+# PropagateCustomMetaPass read. The cache keeps them beside the artifact, by node name (serde keeps names).
+CUSTOM = "custom_meta"
+
+
+def _custom_meta(ep) -> dict:
+    return {n.name: json.dumps(n.meta["custom"]) for n in ep.graph.nodes if n.meta.get("custom")}
 
 
 def _deserialize_program(blob: dict):
     from executorch.exir.serde.export_serialize import SerializedArtifact
     from executorch.exir.serde.serialize import deserialize
 
-    return deserialize(SerializedArtifact(**blob))
+    blob = dict(blob)
+    custom = blob.pop(CUSTOM, None) or {}
+    ep = deserialize(SerializedArtifact(**blob))
+    for node in ep.graph.nodes:
+        if node.name in custom:
+            node.meta["custom"] = json.loads(custom[node.name])
+    return ep
 
 
 def roundtrip(ep):
