@@ -121,12 +121,7 @@ CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
                        "goes through it) it takes dim 0 and the full range and rewrites the slice into "
                        "slice_copy(x, 0, 0, len, 1), a no-op, so the next op gets the unsliced tensor",
                        _SLICE, graphs=("corpus_08caff71", "corpus_58026ce9", "corpus_67e9cdbc", "corpus_95d5c773",
-                                       "corpus_f25443a2")),
-                 known("input_unchanged", "clamps an open end (here, misreading the keyword slice, the whole "
-                       "range of dim 0) to the size in meta['val']; on a dynamic dim that is a SymInt of the "
-                       "program's ShapeEnv, written as a literal into the new slice's args, and running the result "
-                       "specializes that ShapeEnv, which every deepcopy of the program shares: the caller's program "
-                       "loses its dynamic dim too", _SLICE, graphs=("corpus_58026ce9", "corpus_f25443a2")))),
+                                       "corpus_f25443a2")),)),
     entry("cadence", f"{B}.cadence.aot.simplify_ops:BindOptionalArgsPass", contract="optional arguments bound"),
     entry("cadence", f"{B}.cadence.aot.to_out_var_pass:CadenceToOutVarPass", build=Build(after=(SPEC_PROP,)),
           contract="functional ops -> out variants (Cadence kernels)",
@@ -175,11 +170,7 @@ NXP = Catalog("nxp", (f"{B}.nxp.edge_passes",), (
           known=(known("runnable", "gives the view_copy replacing a [un]squeeze the size meta['val'].shape: on a "
                        "dynamic batch dim that holds a SymInt, so the program no longer runs on real tensors "
                        "('SymIntArrayRef expected to contain only concrete integers')", _NXP_VIEW,
-                       graphs=("corpus_dd0ad1fb",)),
-                 known("input_unchanged", "the SymInt it writes into view_copy's size belongs to the program's "
-                       "ShapeEnv, which every deepcopy of the program shares: running the result specializes it, so "
-                       "the caller's program loses its dynamic batch dim too", _NXP_VIEW,
-                       graphs=("corpus_dd0ad1fb",)))),
+                       graphs=("corpus_dd0ad1fb",)),)),
     entry("nxp", f"{B}.nxp.edge_passes.neutron_edge_pass:NeutronEdgePass",
           unavailable="abstract parent of the Neutron edge passes: run() is left to subclasses"),
     entry("nxp", f"{B}.nxp.edge_passes.remove_as_strided_copy_nodes:RemoveUselessAsStridedCopyNodes",

@@ -39,7 +39,7 @@ from harness.graphs import sources
 __all__ = ["SUITE_VERSION", "CORE_CATALOGS", "PIPELINE_NAMES", "PARTITIONER_NAMES", "Profile",
            "PROFILES", "profile", "available_graphs", "Workload", "suite_passes", "known_violations", "workload"]
 
-SUITE_VERSION = "2026.11.5"  # .1: standard adds the model zoo; full adds quantized and random graphs; .2: pass configurations, exercised (must); .3: standard adds the distilled generated corpus and the 40 committed shrunk Vulkan failures; .4: entries to_edge runs on the ATen program run at the export stage, [dce_first] configurations, exercised reasons; .5: exercised judged on an entry's own step (after= prerequisites), MemoryFormatOpsPass / DebugHandleGeneratorPass / AnnotateGetAttr after their prerequisites, corpus 10 -> 28 graphs
+SUITE_VERSION = "2026.11.6"  # .1: standard adds the model zoo; full adds quantized and random graphs; .2: pass configurations, exercised (must); .3: standard adds the distilled generated corpus and the 40 committed shrunk Vulkan failures; .4: entries to_edge runs on the ATen program run at the export stage, [dce_first] configurations, exercised reasons; .5: exercised judged on an entry's own step (after= prerequisites), MemoryFormatOpsPass / DebugHandleGeneratorPass / AnnotateGetAttr after their prerequisites, corpus 10 -> 28 graphs; .6: 7 hand-written targeted corpus graphs (joint, strict, quantized), external_mutable_weights_pass / DecomposeBatchNorm / FuseBatchNormPass after their prerequisites, DecomposeLinearPass at the export stage
 
 CORE_CATALOGS = ("exir", "transforms", "vulkan", "xnnpack")
 PIPELINE_NAMES = ("vulkan", "xnnpack", "to_executorch")
