@@ -133,10 +133,9 @@ ENTRIES = (
        known=(known("input_unchanged", _MUTATES),)),
     _e("fuse_batch_norm_with_conv:FuseBatchNormWithConvPass", build=PROG,
        contract="batch norm folded into the preceding conv's weight and bias",
-       known=(known("exercised", f"can_fuse requires every user of the batch norm to be getitem(0): {_DEAD_GETITEMS}, "
-                    "so the dead getitem(1)/getitem(2) of each batch norm block every fusion; the dce_first "
-                    "configuration removes them first and fuses", "backends/transforms/fuse_batch_norm_with_conv.py "
-                    "(FuseBatchNormWithConvPass.can_fuse)", kind="precondition"),),
+       # no case in the loaded form can be fused (can_fuse wants getitem(0) as the batch norm's only user, and
+       # the round trip adds the dead getitem(1)/(2)): targeted_aslowered (the form to_edge returns) and
+       # [dce_first] exercise it
        configs={"dce_first": Config(
            Build("program", after=(_DCE,)), inherit_known=False,
            contract="after dead_code_elimination_pass, which drops the unused getitems of the round trip: the program "
@@ -237,9 +236,9 @@ ENTRIES = (
                     f"of the indices: {_DEAD_GETITEMS}, so a loaded program with an unused indices output crashes the "
                     "pass (as do graphs that read the indices, which XNNPACK never hands it)",
                     "backends/transforms/remove_getitem_op.py (RemoveGetItemPass.call)"),
-              known("exercised", "same cause: on every graph with a max pool it raises instead of rewriting (the "
-                    "dce_first configuration rewrites them)", "backends/transforms/remove_getitem_op.py",
-                    kind="precondition")),
+              known("verifier", "emits aten.max_pool2d, which is not core ATen: the default edge verifier rejects "
+                    "it; XNNPACK, Arm, Samsung and Cortex-M run it only on the subgraph their backend consumes",
+                    "backends/transforms/remove_getitem_op.py", kind="by-design")),
        configs={"dce_first": Config(
            Build(after=(_DCE,)),
            contract="after dead_code_elimination_pass, which drops the unused getitems of the round trip, so a max "

@@ -50,13 +50,11 @@ ENTRIES = (
                     "backends/xnnpack/_passes/convert_to_linear.py", graphs=("linear",)),
               known("input_unchanged", _MUTATES))),
     _e(".convert_to_sdpa:ConvertToSDPAPass", build=PROG, contract="attention patterns -> scaled_dot_product_attention",
-       known=(known("exercised", "matches with SubgraphMatcher the to_edge decomposition of SDPA with a 2-D float "
-                    "mask, traced by to_edge itself, where any.dim takes keepdim positionally (any.dim(x, -1, True)); "
-                    "the cases' programs come from ExecuTorch's serialize/deserialize round trip, which gives "
-                    "keepdim back as a keyword (any.dim(x, -1, keepdim=True)), so the node never matches and no "
-                    "graph can be rewritten (checked on a hand-written SDPA with a 2-D mask: unchanged)",
-                    "backends/xnnpack/partition/graphs/sdpa.py, backends/xnnpack/_passes/convert_to_sdpa.py",
-                    kind="precondition"),)),
+       # it matches to_edge's own trace of SDPA, where any.dim takes keepdim positionally: only a case in the form
+       # to_edge returns (targeted_aslowered) has that, the round trip gives keepdim back as a keyword
+       known=(known("verifier", "emits aten.scaled_dot_product_attention, which is not core ATen: the edge verifier "
+                    "rejects it; XNNPACK runs the pass in its preprocessing, on the subgraph it delegates",
+                    "backends/xnnpack/_passes/convert_to_sdpa.py", kind="by-design"),)),
     _e(".convert_to_upsample_bilinear2d:ConvertToUpsampleBilinear2d", build=PROG,
        contract="decomposed bilinear upsampling -> upsample_bilinear2d",
        known=(known("exercised", "its patterns are F.interpolate(bilinear) lowered by to_edge, which keeps "

@@ -14,7 +14,7 @@ from harness.fuzz.corpus import load_dir
 from harness.graphs.cases import load_case
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
-PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_")
+PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_", "targeted_aslowered")
 TARGETED = [s for s in load_dir(CORPUS) if s.name.startswith(PREFIXES)]
 
 
@@ -87,3 +87,31 @@ def test_user_annotations_survive_the_case_cache_and_reach_the_pass():
     assert qdq and not any(n.meta.get("custom") for n in qdq)
     gm = PropagateCustomMetaPass(ep)(ep.graph_module).graph_module
     assert all(n.meta.get("custom") for n in gm.graph.nodes if "quantize_per_tensor" in n.name)
+
+
+def test_a_case_tagged_as_lowered_gets_the_form_to_edge_returned():
+    """The round trip's form (keyword arguments, dead getitems) is rewritten back for a case tagged as_lowered:
+    any.dim's keepdim positional again, the unused batch-norm and max-pool getitems gone; others keep it."""
+    import operator
+
+    from harness.graphs.forms import AS_LOWERED
+
+    spec = _spec("targeted_aslowered")
+    assert AS_LOWERED in spec.tags
+    ep = load_case(spec).edge
+    anys = [n for n in ep.graph.nodes if n.op == "call_function" and "any.dim" in str(n.target)]
+    assert anys and all(len(n.args) == 3 and not n.kwargs for n in anys)
+    assert all(n.users for n in ep.graph.nodes if n.op == "call_function" and n.target is operator.getitem)
+    assert AS_LOWERED not in _spec("targeted_xnnpack_cat").tags  # the others keep the loaded form
+
+
+def test_trailing_arguments_equal_to_their_default_are_left_out():
+    import torch
+
+    from harness.graphs.forms import _positional
+
+    schema = torch.ops.aten.any.dim._schema
+    assert _positional(schema, (1, 2), {"keepdim": True}) == ((1, 2, True), {})
+    assert _positional(schema, (1, 2), {"keepdim": False}) == ((1, 2), {})
+    schema = torch.ops.aten.mean.dim._schema  # dtype is keyword-only: it stays a keyword
+    assert _positional(schema, ("x", [1]), {"keepdim": True, "dtype": None}) == (("x", [1], True), {"dtype": None})

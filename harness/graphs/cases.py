@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from harness.graphs.cache import BUSY, default_cache, roundtrip
+from harness.graphs.forms import AS_LOWERED, as_lowered
 from harness.graphs.memos import MEMOS
 
 __all__ = ["STAGES", "ModelInputs", "CaseSpec", "definition_of", "GraphCase", "export_and_lower", "load_case",
@@ -159,6 +160,8 @@ def load_case(spec: CaseSpec, cache: Optional["CaseCache"] = None,  # noqa: F821
 
         entry = (inputs, roundtrip(exported), roundtrip(edge))
     inputs, exported, edge = entry
+    if AS_LOWERED in spec.tags:  # the form to_edge returned, not the loaded one (harness.graphs.forms says why)
+        exported, edge = as_lowered(exported), as_lowered(edge)
     case = GraphCase(spec, inputs, exported, edge, time.perf_counter() - started, from_cache)
     MEMOS.cases[memo_key] = case
     return case

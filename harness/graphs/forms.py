@@ -1,0 +1,64 @@
+"""The two forms of a lowered program, and which one a case is handed.
+
+Every case comes from the case cache, and the cache stores programs with
+ExecuTorch's serializer (:mod:`harness.graphs.cache`). A program that went
+through a save and a load differs from the one ``to_edge`` returned in two
+ways: arguments that have defaults come back as keywords (``any.dim(x, 1,
+keepdim=True)`` where ``to_edge`` recorded ``any.dim(x, 1, True)``), and
+every output of a multi-output op gets a ``getitem``, the unused ones too.
+
+Both forms are real: a program loaded from a ``.pt2`` has the first, one
+handed straight from ``to_edge`` to a backend has the second. Passes differ
+on them (a pass reading an argument only positionally misses the keyword; a
+pass asserting a batch norm has one user sees the dead getitems), so a case
+may ask for the form ``to_edge`` returns by carrying the tag
+:data:`AS_LOWERED`; the others keep the loaded form. Rebuilt from the loaded
+program rather than kept from the lowering, so both forms come from the
+cache alike, and a warm run and a cold one see the same program.
+"""
+
+from __future__ import annotations
+
+import operator
+
+__all__ = ["AS_LOWERED", "as_lowered"]
+
+AS_LOWERED = "as_lowered"  # a case tag: hand its passes the program as to_edge returned it
+
+
+def as_lowered(ep):
+    """``ep`` (loaded from the cache) rewritten in place into the form ``to_edge`` returned; returns ``ep``."""
+    graph = ep.graph_module.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        if node.target is operator.getitem and not node.users:
+            graph.erase_node(node)  # the deserializer's getitem of an output nobody reads
+        elif node.kwargs and hasattr(node.target, "_schema"):
+            node.args, node.kwargs = _positional(node.target._schema, node.args, dict(node.kwargs))
+    ep.graph_module.recompile()
+    return ep
+
+
+def _positional(schema, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Keyword values of positional parameters moved into ``args`` (as far as they follow on without a gap), then
+    trailing ones equal to their default dropped: the call as torch.export records one that spells out no default."""
+    args = list(args)
+    params = schema.arguments
+    for i, param in enumerate(params):
+        if param.kwarg_only or (i >= len(args) and param.name not in kwargs):
+            break
+        if i >= len(args):
+            args.append(kwargs.pop(param.name))
+    while args and _is_default(params[len(args) - 1], args[-1]):
+        args.pop()
+    return tuple(args), kwargs
+
+
+def _is_default(param, value) -> bool:
+    if not param.has_default_value():
+        return False
+    default = param.default_value
+    if isinstance(value, (bool, int, float, str, type(None))) and type(value) is type(default):
+        return value == default
+    return value is None and default is None
