@@ -18,33 +18,16 @@ like catalog entries (``vulkan.FusePatternsPass``) and their configurations
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from dataclasses import dataclass
 from typing import Optional
 
 from harness.catalog import KnownFailure, split_config
 from harness.core.results import check_ids
+from passes.triage_rule import ET, Rule
+from passes.triage_targeted import TARGETED_RULES
 
-__all__ = ["Rule", "RULES", "VULKAN_CHECKS", "attr_of", "triage"]
-
-ET = "https://github.com/pytorch/executorch/blob/v1.5.1/"
 VK_META = ET + "backends/vulkan/patterns"
 
-
-@dataclass(frozen=True)
-class Rule:
-    passes: tuple[str, ...]  # globs over the pass's class / function name
-    checks: tuple[str, ...]
-    message: str  # regex searched in the violation's first line
-    reason: str
-    kind: str = "bug"  # bug | by-design | precondition | harness (passgate's own false positive, to fix here)
-    upstream: str = ""
-
-    def matches(self, attr: str, check: str, message: str) -> bool:
-        return (check in self.checks and any(fnmatch.fnmatchcase(attr, p) for p in self.passes)
-                and re.search(self.message, message) is not None)
-
+__all__ = ["Rule", "RULES", "VULKAN_CHECKS", "attr_of", "triage"]
 
 _META = ("meta_stack_trace", "meta_nn_module_stack")
 _FUSIONS = ("vulkan-preprocess", "fuse-patterns")  # vulkan.fusion's built-in fusions, as the Vulkan checks name them
@@ -347,55 +330,10 @@ RULES: tuple[Rule, ...] = (
     Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: 'aten::",
          "a constant feeds an op with no Vulkan implementation (aten.index_put), which get_op_features looks up "
          "and raises on; the Vulkan partitioner never delegates such an op", "precondition"),
-    # -- the hand-written targeted graphs (fixtures/corpus/targeted_*.py) -------------------------------
-    Rule(("CadenceToOutVarPass",), ("runs",), r"Missing out variants: \{'quantized_decomposed::",
-         "a float program with quantized_decomposed quantize/dequantize called directly: those ops have no out "
-         "variant, and Cadence's flow replaces them with cadence::quantize_per_tensor / dequantize_per_tensor "
-         "(ReplaceOpsInGraph passes) before to_out_var; built as to_executorch builds it (raise on a missing out "
-         "variant) it refuses them, as its [ignore_missing] configuration is there to show", "precondition",
-         upstream=ET + "backends/cadence/aot/to_out_var_pass.py"),
-    Rule(("SimplifySliceOpPass",), ("numerics",), r"attribute 'shape' do not match",
-         "reads slice_copy's dim / start / end / step only from node.args: when they are keywords (exir.serde "
-         "save/load leaves every defaulted argument one, and passgate's case cache goes through it) it takes dim 0 "
-         "and the full range, so the next op gets the unsliced tensor",
-         upstream=ET + "backends/cadence/aot/simplify_ops.py (SimplifySliceOpPass)"),
-    Rule(("OpReplacePass", "DebugHandleGeneratorPass", "MemoryFormatOpsPass"), ("verifier",),
-         r"EdgeOpOverload.*is not an allowed operator type",
-         "the joint training program is core ATen (dialect ATEN: _export_forward_backward decomposes it), unlike "
-         "the other export-stage cases (training IR); OpReplacePass makes edge ops, which to_edge verifies with the "
-         "edge verifier it swaps in, while passgate judges the result with the ATen verifier the program still "
-         "carries. passgate should verify an export-stage result holding edge ops with the edge verifier",
-         "harness"),
-    Rule(("DecomposeLinearPass",), ("numerics",), r"Tensor-likes are not close",
-         "reads linear's bias only from node.args[2]: with the bias as a keyword (exir.serde save/load leaves "
-         "arguments that have defaults as keywords; passgate's case cache goes through it) it builds t + matmul "
-         "without the add, so the bias is lost",
-         upstream=ET + "backends/transforms/decompose_linear_pass.py (DecomposeLinearPass.call)"),
-    Rule(("AnnotateGetAttr",), ("val_matches_execution",), r"dequantize_per_channel.*says shape \(\d+, \d+, \d+\)",
-         "its prerequisite CanonicalizeConv (conv1d -> conv2d) unsqueezes the int8 weight but leaves the 3-D "
-         "meta['val'] on the dequantize_per_channel of it: a stale shape, as on wav2letter_q8",
-         upstream=ET + "backends/qualcomm/_passes/canonicalize_conv.py"),
-    Rule(("AnnotateQuantAttrs",), ("runs",), r"Expect getitem to be parameter, buffer, get_attr",
-         "a dynamic quantization chain: the scale and zero point are getitems of choose_qparams, computed at run "
-         "time, and get_quant_attrs reads qparams only from parameters, buffers or constants; QNN's quantizer "
-         "makes static qparams only", "precondition",
-         upstream=ET + "backends/qualcomm/_passes/utils.py (get_quant_attrs)"),
-    Rule(("DecomposeDiagonal",), ("numerics", "val_matches_execution"), r"shape|says shape",
-         "reads diagonal's offset / dim1 / dim2 only from node.args: as keywords (exir.serde save/load leaves "
-         "arguments that have defaults as keywords) it takes the defaults and takes the wrong diagonal, as "
-         "DecomposeTriu does with diagonal", upstream=ET + "backends/qualcomm/_passes/decompose_diagonal.py"),
-    Rule(("ConvertDtypePass",), ("runnable",), r"Argument 'dtype' specified both as positional and keyword",
-         "sets dtype=dst as a keyword on every op yielding the source dtype whose schema has an argument named "
-         "dtype: quantized_decomposed.dequantize_per_tensor's dtype is the quantized input's dtype, positional, so "
-         "the call has it twice (and would have the wrong meaning as a keyword)",
-         upstream=ET + "backends/transforms/convert_dtype_pass.py (_convert_dtype)"),
-    Rule(("PropagateViewCopyPermuteDownPass",), ("runs",), r"IndexError: tuple index out of range",
-         "_maybe_swap_permute_args reads the next op's dim from next_node.args[1] only: a cat whose dim is the "
-         "default (left out, or a keyword after exir.serde save/load) has no args[1]",
-         upstream=ET + "backends/transforms/propagate_view_copy_permute_pass.py (_maybe_swap_permute_args)"),
     Rule(("FoldQDQPass",), ("runs", "runnable"),
          r"expected scalar type|weight type \(torch.CharTensor\)|must have the same dtype",
          "removes q/dq pairs around ops it does not fold too, so a float op receives int8 tensors"),
+    *TARGETED_RULES,
 )
 
 
