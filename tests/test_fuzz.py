@@ -168,4 +168,6 @@ def test_corpus_is_a_registered_graph_source():
 
     assert "corpus" in sources.static_sources()
     for spec in sources.static_specs("corpus"):  # the committed corpus, when there is one
-        assert spec.source == "corpus" and re.fullmatch(r"corpus_[0-9a-f]{8}", spec.name)
+        # distilled graphs are named by their code's hash; the hand-written ones targeted_<topic>
+        assert spec.source == "corpus" and re.fullmatch(r"corpus_[0-9a-f]{8}|targeted_[a-z0-9_]+", spec.name)
+        assert ("hand-written" in spec.description) == spec.name.startswith("targeted_")
