@@ -66,7 +66,7 @@ class PassRun:
     error: str = ""
     traceback: str = ""
     seconds: float = 0.0
-    # The forms (runner.HandedForms) of the program the pass under test was handed when it runs after
+    # The forms (changes.HandedForms) of the program the pass under test was handed when it runs after
     # prerequisites (a PassSequence built with ``last_requires``): what "did the pass change the program"
     # compares to; None: the input itself.
     entry_input: Any = None

@@ -27,17 +27,25 @@ with the checks that compare the same forms.
 from __future__ import annotations
 
 import copy
-import functools
 import time
-from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 import torch
 
 from harness.check import fingerprint, verifiers
+from harness.check.changes import (
+    HandedForms,
+    ResultForms,
+    changed,
+    changes_text,
+    handed_forms,
+    op_counts,
+    op_diff,
+    program_forms,
+)
 from harness.check.execution import execute, input_draws
-from harness.check.exercised import change_signature, meta_form
+from harness.check.exercised import change_signature
 from harness.check.invoke import PassRun, run_pass
 from harness.check.loading import LoadedPass
 from harness.check.metadata import META_CHECKS, seed_metadata, snapshot
@@ -89,30 +97,6 @@ def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
     return MEMOS.fingerprints[key]
 
 
-def _forms(ep) -> tuple:
-    """(canonical form, metadata form) of a program: what ``changed`` compares a result to."""
-    return fingerprint.canonical(ep), meta_form(ep)
-
-
-@dataclass(frozen=True)
-class HandedForms:
-    """What ``changed`` compares a result to, taken from a program before a pass runs on it.
-
-    Forms, not a copy: a deep copy of an ExportedProgram shares its nodes'
-    metadata values (torch.fx copies each ``node.meta`` shallowly), so a pass
-    that edits a ``TensorSpec`` in place would edit the "copy" too.
-    """
-
-    ops: Counter
-    canonical: tuple
-    meta: tuple
-
-
-def handed_forms(ep) -> HandedForms:
-    """The forms of ``ep`` as it is now (a ``PassSequence`` takes them before its entry's own step)."""
-    return HandedForms(op_counts(ep.graph_module), *_forms(ep))
-
-
 def _input_forms(case: GraphCase, stage: str, handed=None) -> tuple:
     """(canonical form, metadata form) of the program every pass on ``case`` is handed, once per process.
 
@@ -124,7 +108,7 @@ def _input_forms(case: GraphCase, stage: str, handed=None) -> tuple:
     key = (id(case), stage)
     if key not in MEMOS.canonical_forms:
         ep = handed if handed is not None else _fresh_input(case, stage)
-        MEMOS.canonical_forms[key] = _forms(ep)
+        MEMOS.canonical_forms[key] = program_forms(ep)
     return MEMOS.canonical_forms[key]
 
 
@@ -177,14 +161,14 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         return out
 
     res = run.program
-    forms = _ResultForms(res)
+    forms = ResultForms(res)
     if run.entry_input is not None:  # run after prerequisites: what the entry itself changed, not what they did
         before_ops = run.entry_input.ops
         handed = (run.entry_input.canonical, run.entry_input.meta)
     changes = op_diff(before_ops, op_counts(res.graph_module))
-    changed = _changed(changes, forms, handed)
+    what = changed(changes, forms, handed)
     add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {
-        "ops_changed": changes, "changed": changed, "change_signature": change_signature(changes, changed)}),
+        "ops_changed": changes, "changed": what, "change_signature": change_signature(changes, what)}),
         run.seconds)
     _judge_structure(add, res, run, before_meta)
     _judge_execution(add, res, case, stage, config, config.semantics or loaded.semantics)
@@ -197,43 +181,6 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     _judge_reruns(add, loaded, forms, handed_fp, case, stage, config)
     verifiers.attribute_consequences(out)
     return out
-
-
-class _ResultForms:
-    """The pass's result, and its two fingerprints computed at most once each.
-
-    ``changed`` and the rerun checks (``idempotent``, ``deterministic``)
-    compare the same forms of the same result; digesting every state tensor
-    twice would double the cost of a check on a large model.
-    """
-
-    def __init__(self, program):
-        self.program = program
-
-    @functools.cached_property
-    def canonical(self) -> tuple:
-        return fingerprint.canonical(self.program)
-
-    @functools.cached_property
-    def exact(self) -> str:
-        return fingerprint.exact(self.program.graph_module, self.program)
-
-
-def _changed(changes: dict, forms: _ResultForms, handed_forms: tuple) -> dict:
-    """Did the pass change the program, and how: op counts, structure (names ignored), metadata only.
-
-    Different op counts are a different structure, so the canonical forms are
-    compared only when the counts are equal, and the metadata only when the
-    structure is. Metadata is compared name-blind and without the keys every
-    ExportPass retrace rewrites (:func:`harness.check.exercised.meta_form`):
-    a pass that only re-traced the program did nothing a check could flag.
-    """
-    try:
-        structure = bool(changes) or forms.canonical != handed_forms[0]
-        metadata = not structure and meta_form(forms.program) != handed_forms[1]
-    except Exception:  # noqa: BLE001 - an unreadable result: runnable, verifier and the reruns say why
-        structure, metadata = bool(changes), False
-    return {"ops": bool(changes), "structure": structure, "metadata": metadata}
 
 
 def _judge_structure(add: Callable, res, run: PassRun, before_meta: dict) -> None:
@@ -258,7 +205,7 @@ def _judge_execution(add: Callable, res, case: GraphCase, stage: str, config: Ru
         _timed(add, "numerics", lambda: _numerics(res, ref, sample_run, semantics))
 
 
-def _judge_reruns(add: Callable, loaded: LoadedPass, forms: _ResultForms, handed_fp: str, case: GraphCase,
+def _judge_reruns(add: Callable, loaded: LoadedPass, forms: ResultForms, handed_fp: str, case: GraphCase,
                   stage: str, config: RunConfig) -> None:
     """``deterministic`` and ``idempotent``: the pass run again, on a fresh input and on its own result.
 
@@ -297,7 +244,7 @@ IDEMPOTENT_BY_DETERMINISM = verifiers.Verdict(
                  "of the result, and it gave the same graph")
 
 
-def _idempotence(loaded: LoadedPass, forms: _ResultForms, handed_fp: str, timeout: float,
+def _idempotence(loaded: LoadedPass, forms: ResultForms, handed_fp: str, timeout: float,
                  determinism: Optional[tuple], second: list) -> verifiers.Verdict:
     """``idempotent``, from the deterministic check's run when the result replicates the input, else its own run.
 
@@ -330,32 +277,12 @@ _SHARED_RUN = ("the pass changed nothing, so this is the deterministic check's s
                "of the result")
 
 
-def _replicates(forms: _ResultForms, handed_fp: str) -> bool:
+def _replicates(forms: ResultForms, handed_fp: str) -> bool:
     """Is the result an exact replica of the input it was run on? (False when it cannot be fingerprinted.)"""
     try:
         return forms.exact == handed_fp
     except Exception:  # noqa: BLE001 - an unreadable result gets its own idempotence run, which says why
         return False
-
-
-def op_counts(gm) -> Counter:
-    return Counter(_op_name(n.target) for n in gm.graph.nodes if n.op == "call_function")
-
-
-def _op_name(target) -> str:
-    name = str(getattr(target, "__name__", target))
-    return name.split("::")[-1]
-
-
-def op_diff(before: Counter, after: Counter) -> dict:
-    """Ops the pass removed (negative) or added (positive), by count."""
-    return {op: after[op] - before[op] for op in sorted(set(before) | set(after)) if after[op] != before[op]}
-
-
-def changes_text(changes: dict) -> str:
-    if not changes:
-        return "no op changed"
-    return " ".join(f"{'+' if d > 0 else '-'}{abs(d)} {op}" for op, d in sorted(changes.items(), key=lambda kv: kv[1]))
 
 
 def _timed(add: Callable, check: str, fn: Callable[[], verifiers.Verdict]) -> None:
@@ -405,7 +332,7 @@ def _input_unchanged(run: PassRun, handed, handed_fp: str, case: GraphCase, stag
     return verifiers.PASS
 
 
-def _idempotent(loaded: LoadedPass, forms: _ResultForms, timeout: float) -> verifiers.Verdict:
+def _idempotent(loaded: LoadedPass, forms: ResultForms, timeout: float) -> verifiers.Verdict:
     """The pass's own idempotence run, on a deep copy of its result (the result's forms are already taken)."""
     try:
         again = copy.deepcopy(forms.program)
@@ -426,7 +353,7 @@ def _judge_idempotent_run(run: PassRun, result_form: Callable[[], tuple]) -> ver
     return verifiers.PASS
 
 
-def _deterministic(loaded: LoadedPass, forms: _ResultForms, case: GraphCase, stage: str, timeout: float,
+def _deterministic(loaded: LoadedPass, forms: ResultForms, case: GraphCase, stage: str, timeout: float,
                    keep: list) -> verifiers.Verdict:
     """``deterministic``: the pass on a second fresh copy of the input; the run is kept in ``keep`` for reuse."""
     run = run_pass(loaded, _fresh_input(case, stage), timeout, label="deterministic")

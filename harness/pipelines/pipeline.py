@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
 
+from harness.check.changes import handed_forms
 from harness.check.invoke import run_pass
 from harness.check.loading import LoadedPass, from_object, load_pass, resolve_spec
 from harness.check.runner import check_pass_on_case
@@ -118,8 +119,6 @@ class PassSequence(ExportedProgramPassBase):
         ep = self._run_steps(ep, self.steps[start:-1] if self.last_requires else self.steps[start:], start)
         if self.last_requires and self.steps:
             # what the entry itself is handed: its changes, not its prerequisites', say if it was exercised
-            from harness.check.runner import handed_forms
-
             self.entry_input = handed_forms(ep)
             ep = self._run_steps(ep, self.steps[-1:], len(self.steps) - 1)
         return ExportedProgramPassResult(ep, True)

@@ -1,0 +1,101 @@
+"""What a pass changed: op counts, and the forms a result is compared to.
+
+``runs`` records whether and how a pass changed the program (``details.changed``:
+ops, structure, metadata only), which the pass-level ``exercised`` check and the
+fuzzer read. A result is compared to forms of what the pass was handed, taken
+before it ran (a pass may edit its input in place); the result's own forms are
+taken at most once and shared with the rerun checks that compare the same forms.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from dataclasses import dataclass
+
+from harness.check import fingerprint
+from harness.check.exercised import meta_form
+
+__all__ = ["HandedForms", "handed_forms", "program_forms", "ResultForms", "changed", "op_counts", "op_diff",
+           "changes_text"]
+
+
+def program_forms(ep) -> tuple:
+    """(canonical form, metadata form) of a program: what ``changed`` compares a result to."""
+    return fingerprint.canonical(ep), meta_form(ep)
+
+
+@dataclass(frozen=True)
+class HandedForms:
+    """What ``changed`` compares a result to, taken from a program before a pass runs on it.
+
+    Forms, not a copy: a deep copy of an ExportedProgram shares its nodes'
+    metadata values (torch.fx copies each ``node.meta`` shallowly), so a pass
+    that edits a ``TensorSpec`` in place would edit the "copy" too.
+    """
+
+    ops: Counter
+    canonical: tuple
+    meta: tuple
+
+
+def handed_forms(ep) -> HandedForms:
+    """The forms of ``ep`` as it is now (a ``PassSequence`` takes them before its entry's own step)."""
+    return HandedForms(op_counts(ep.graph_module), *program_forms(ep))
+
+
+class ResultForms:
+    """The pass's result, and its two fingerprints computed at most once each.
+
+    ``changed`` and the rerun checks (``idempotent``, ``deterministic``)
+    compare the same forms of the same result; digesting every state tensor
+    twice would double the cost of a check on a large model.
+    """
+
+    def __init__(self, program):
+        self.program = program
+
+    @functools.cached_property
+    def canonical(self) -> tuple:
+        return fingerprint.canonical(self.program)
+
+    @functools.cached_property
+    def exact(self) -> str:
+        return fingerprint.exact(self.program.graph_module, self.program)
+
+
+def changed(changes: dict, forms: ResultForms, handed: tuple) -> dict:
+    """Did the pass change the program, and how: op counts, structure (names ignored), metadata only.
+
+    Different op counts are a different structure, so the canonical forms are
+    compared only when the counts are equal, and the metadata only when the
+    structure is. Metadata is compared name-blind and without the keys every
+    ExportPass retrace rewrites (:func:`harness.check.exercised.meta_form`):
+    a pass that only re-traced the program did nothing a check could flag.
+    """
+    try:
+        structure = bool(changes) or forms.canonical != handed[0]
+        metadata = not structure and meta_form(forms.program) != handed[1]
+    except Exception:  # noqa: BLE001 - an unreadable result: runnable, verifier and the reruns say why
+        structure, metadata = bool(changes), False
+    return {"ops": bool(changes), "structure": structure, "metadata": metadata}
+
+
+def op_counts(gm) -> Counter:
+    return Counter(_op_name(n.target) for n in gm.graph.nodes if n.op == "call_function")
+
+
+def _op_name(target) -> str:
+    name = str(getattr(target, "__name__", target))
+    return name.split("::")[-1]
+
+
+def op_diff(before: Counter, after: Counter) -> dict:
+    """Ops the pass removed (negative) or added (positive), by count."""
+    return {op: after[op] - before[op] for op in sorted(set(before) | set(after)) if after[op] != before[op]}
+
+
+def changes_text(changes: dict) -> str:
+    if not changes:
+        return "no op changed"
+    return " ".join(f"{'+' if d > 0 else '-'}{abs(d)} {op}" for op, d in sorted(changes.items(), key=lambda kv: kv[1]))
