@@ -16,13 +16,8 @@ from dataclasses import dataclass
 from harness.check import fingerprint
 from harness.check.exercised import meta_form
 
-__all__ = ["HandedForms", "handed_forms", "program_forms", "ResultForms", "changed", "op_counts", "op_diff",
+__all__ = ["HandedForms", "handed_forms", "ResultForms", "changed", "op_counts", "op_diff",
            "changes_text"]
-
-
-def program_forms(ep) -> tuple:
-    """(canonical form, metadata form) of a program: what ``changed`` compares a result to."""
-    return fingerprint.canonical(ep), meta_form(ep)
 
 
 @dataclass(frozen=True)
@@ -40,8 +35,9 @@ class HandedForms:
 
 
 def handed_forms(ep) -> HandedForms:
-    """The forms of ``ep`` as it is now (a ``PassSequence`` takes them before its entry's own step)."""
-    return HandedForms(op_counts(ep.graph_module), *program_forms(ep))
+    """The forms of ``ep`` as it is now: of a case's fresh input (memoized by the runner), and of the program a
+    ``PassSequence`` hands its entry's own step."""
+    return HandedForms(op_counts(ep.graph_module), fingerprint.canonical(ep), meta_form(ep))
 
 
 class ResultForms:
@@ -64,7 +60,7 @@ class ResultForms:
         return fingerprint.exact(self.program.graph_module, self.program)
 
 
-def changed(changes: dict, forms: ResultForms, handed: tuple) -> dict:
+def changed(changes: dict, forms: ResultForms, handed: HandedForms) -> dict:
     """Did the pass change the program, and how: op counts, structure (names ignored), metadata only.
 
     Different op counts are a different structure, so the canonical forms are
@@ -74,8 +70,8 @@ def changed(changes: dict, forms: ResultForms, handed: tuple) -> dict:
     a pass that only re-traced the program did nothing a check could flag.
     """
     try:
-        structure = bool(changes) or forms.canonical != handed[0]
-        metadata = not structure and meta_form(forms.program) != handed[1]
+        structure = bool(changes) or forms.canonical != handed.canonical
+        metadata = not structure and meta_form(forms.program) != handed.meta
     except Exception:  # noqa: BLE001 - an unreadable result: runnable, verifier and the reruns say why
         structure, metadata = bool(changes), False
     return {"ops": bool(changes), "structure": structure, "metadata": metadata}

@@ -42,7 +42,6 @@ from harness.check.changes import (
     handed_forms,
     op_counts,
     op_diff,
-    program_forms,
 )
 from harness.check.execution import execute, input_draws
 from harness.check.exercised import change_signature
@@ -97,10 +96,10 @@ def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
     return MEMOS.fingerprints[key]
 
 
-def _input_forms(case: GraphCase, stage: str, handed=None) -> tuple:
-    """(canonical form, metadata form) of the program every pass on ``case`` is handed, once per process.
+def _input_forms(case: GraphCase, stage: str, handed=None) -> HandedForms:
+    """The forms (op counts, canonical, metadata) of the program every pass on ``case`` is handed, once per process.
 
-    What ``changed.structure`` and ``changed.metadata`` compare a result to.
+    What ``changed`` compares a result to.
     Every fresh input is the same copy of the shared case with the same
     seeded metadata, so the first one handed to a pass (before it runs) stands
     for all; ``handed`` None: a fresh copy is made (a warm server preparing).
@@ -108,7 +107,7 @@ def _input_forms(case: GraphCase, stage: str, handed=None) -> tuple:
     key = (id(case), stage)
     if key not in MEMOS.canonical_forms:
         ep = handed if handed is not None else _fresh_input(case, stage)
-        MEMOS.canonical_forms[key] = program_forms(ep)
+        MEMOS.canonical_forms[key] = handed_forms(ep)
     return MEMOS.canonical_forms[key]
 
 
@@ -142,7 +141,6 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
 
     ep = _fresh_input(case, stage)
     before_meta = snapshot(ep.graph_module)
-    before_ops = op_counts(ep.graph_module)
     handed_fp = fingerprint.exact(ep.graph_module, ep)
     handed = _input_forms(case, stage, ep)  # before the run: a pass may edit ``ep`` in place
     run = run_pass(loaded, ep, config.timeout)
@@ -163,9 +161,8 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     res = run.program
     forms = ResultForms(res)
     if run.entry_input is not None:  # run after prerequisites: what the entry itself changed, not what they did
-        before_ops = run.entry_input.ops
-        handed = (run.entry_input.canonical, run.entry_input.meta)
-    changes = op_diff(before_ops, op_counts(res.graph_module))
+        handed = run.entry_input
+    changes = op_diff(handed.ops, op_counts(res.graph_module))
     what = changed(changes, forms, handed)
     add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {
         "ops_changed": changes, "changed": what, "change_signature": change_signature(changes, what)}),

@@ -38,7 +38,7 @@ class CaseMemos:
     """(spec key, id(case), stage, seed, draws, torch threads) -> reference outputs (:mod:`harness.check.runner`)."""
     fingerprints: dict[tuple, str] = field(default_factory=dict)
     """(id(case), stage) -> the shared case's exact fingerprint as first seen in this process."""
-    canonical_forms: dict[tuple, tuple] = field(default_factory=dict)
+    canonical_forms: dict[tuple, Any] = field(default_factory=dict)  # check.changes.HandedForms
     """(id(case), stage) -> :func:`harness.check.fingerprint.canonical` of the shared case (the ``changed`` of ``runs``)."""
 
     def clear(self, cases: bool = True) -> None:
