@@ -95,15 +95,17 @@ def _clone_outputs(out: Any) -> list:
 
 
 def _shape_envs(ep) -> list:
-    """The ShapeEnvs a program's symbolic sizes live in: those of its ``meta['val']`` and of SymInts in its args."""
+    """The ShapeEnvs a program's symbolic sizes live in, read off its placeholders' ``meta['val']``.
+
+    Placeholders are enough, and cheaper than every node (this runs once per execution): a symbol enters a
+    program through an input's size, and a SymInt a pass left in an argument was read off a ``meta['val']``
+    of the same fake mode.
+    """
     envs: dict[int, Any] = {}
-    for node in ep.graph_module.graph.nodes:
-        for value in pytree.tree_leaves((node.meta.get("val"), node.args, node.kwargs)):
-            env = getattr(getattr(value, "fake_mode", None), "shape_env", None)
-            if isinstance(value, torch.SymInt):
-                env = getattr(value.node, "shape_env", None)
-            if env is not None:
-                envs[id(env)] = env
+    for node in ep.graph_module.graph.find_nodes(op="placeholder"):
+        env = getattr(getattr(node.meta.get("val"), "fake_mode", None), "shape_env", None)
+        if env is not None:
+            envs[id(env)] = env
     return list(envs.values())
 
 
