@@ -22,6 +22,12 @@ _DCE = "executorch.exir.passes:dead_code_elimination_pass"
 # multi-output node a getitem, the unused ones too (<node>_unused_1, ...); the programs XNNPACK's preprocess hands
 # its passes (to_edge, then partitioning) have none. The batch-norm passes require getitem(0) to be the only user.
 PROG_LIVE = Build("program", after=(_DCE,))
+# RemoveRedundantCopyPass removes pairs of aten._to_copy layout copies tagged XNN_NHWC_NODE: an edge program in
+# dim-order mode (to_edge's default, every case) has none until DimOrderOpsRevertPass turns its
+# _to_dim_order_copy nodes back into _to_copy and ChannelsLastTaggedReshapePass inserts the tagged copies, both
+# run before it in XNNPACKPassManager; so does this entry.
+PROG_NHWC = Build("program", after=("executorch.exir.passes.memory_format_ops_pass:DimOrderOpsRevertPass",
+                                    f"{P}.channels_last_tagged_reshape_pass:ChannelsLastTaggedReshapePass"))
 _MUTATES = ("mutates the graph module it is handed, then returns the copy ExportPass.call retraces: the "
             "caller's program changes too, although EdgeProgramManager.transform documents that it returns "
             "'a copy'")
@@ -79,22 +85,28 @@ ENTRIES = (
                     "backends/xnnpack/_passes/insert_pad_qdq.py (InsertPadQDQPass.call)"),)),
     _e(".prelu_reshape_pass:PReLUReshapePass", build=PROG, contract="PReLU weights reshaped for XNNPACK",
        known=(known("exercised", "acts only on aten._prelu_kernel, which to_edge decomposes (gt, mul, where) "
-                    "even when a program calls it directly: it survives only in to_edge_transform_and_lower with "
-                    "XNNPACK's partitioner preserving prelu, never in the plain to_edge programs passgate lowers",
+                    "unless told to preserve it (XNNPACK's partitioner preserves aten.prelu, not _prelu_kernel); "
+                    "targeted_xnnpack_preserved is lowered with preserve_ops=[_prelu_kernel] and a 4-D parameter "
+                    "weight, and there the pass finds the op but changes nothing in the program it returns: a "
+                    "per-channel weight it leaves as is, and a one-slope weight it repeats per channel only by "
+                    "setattr on the handed graph module under the weight placeholder's name, which nothing reads "
+                    "(the program's parameters are lifted: read from state_dict through the signature)",
                     "backends/xnnpack/_passes/prelu_reshape_pass.py", kind="by-design"),)),
     _e(".propagate_custom_meta_pass:PropagateCustomMetaPass", build=PROG,
        contract="node.meta['custom'] copied from producers to their Q/DQ nodes (the annotated strict export "
                 "targeted_xnnpack_custom has both)"),
     _e(".remove_noop_expand_copy_pass:RemoveNoopExpandCopyPass", contract="removes expand_copy that changes nothing"),
-    _e(".remove_redundant_copy_pass:RemoveRedundantCopyPass", build=PROG,
+    # after XNNPACK's dim-order revert and channels-last tagging: see PROG_NHWC
+    _e(".remove_redundant_copy_pass:RemoveRedundantCopyPass", build=PROG_NHWC,
        contract="removes back-to-back layout copies",
-       known=(known("exercised", "acts only on aten._to_copy nodes (and their XNN_NHWC_NODE tags), which an "
-                    "edge program in dim-order mode (to_edge's default, every case) has none of: casts and layout "
-                    "copies are dim_order_ops._to_dim_order_copy until DimOrderOpsRevertPass, and the layout "
-                    "copies it removes are those ChannelsLastTaggedReshapePass inserts, both run before it in "
-                    "XNNPACKPassManager",
-                    "backends/xnnpack/_passes/remove_redundant_copy_pass.py, backends/xnnpack/_passes/__init__.py",
-                    kind="precondition"),)),
+       known=(known("verifier", "its prerequisite DimOrderOpsRevertPass reverts to _to_copy/clone with "
+                    "memory_format, which the edge verifier rejects in dim-order mode; XNNPACK runs the sequence on "
+                    "its own delegated subgraph", kind="by-design"),
+              *(known(check, f"the _to_copy layout nodes its prerequisite ChannelsLastTaggedReshapePass inserts "
+                      f"(and this pass keeps) carry no {what}",
+                      "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py")
+                for check, what in (("meta_stack_trace", "stack_trace"), ("meta_nn_module_stack", "nn_module_stack"),
+                                    ("meta_debug_handle", "debug_handle"))))),
     _e(".xnnpack_pass:XNNPACKPass", build=PROG,
        contract="the base of XNNPACK passes: its call() must leave the graph as it was",
        known=(known("exercised", "an abstract base: it only stores the ExportedProgram for subclasses and "
