@@ -58,9 +58,9 @@ __all__ = ["BUILTIN_MODULES", "builtin_catalogs"]
 # DecomposeScaledDotProductAttention(allow_non_fake_inputs) -> [no_fake_inputs] on attention graphs; the
 #     argument is never read (reports/upstream/repro_decompose_sdpa_ignores_allow_non_fake_inputs.py).
 # ConvertConv1dToConv2dPass(ep, graph_local_weight_targets) -> [dequantized_weights] on conv1d graphs.
-# QuantizeFusedConvBnBiasAtenPass(ep, default_zero_bias, symmetric_quant) -> [zero_bias]; symmetric_quant:
-#     none, the pass never sees the corpus' fused biases, which are keyword arguments
-#     (reports/upstream/repro_quantize_fused_convbn_bias_pass.py), so it changes nothing.
+# QuantizeFusedConvBnBiasAtenPass(ep, default_zero_bias, symmetric_quant) -> [zero_bias], [symmetric]; they
+#     act on targeted_quant_convbn (handed over as_lowered): in every other case the fused bias is a keyword
+#     argument, which the pass does not read (reports/upstream/repro_quantize_fused_convbn_bias_pass.py).
 # RemoveCloneOpsTransform(preserve_input_output_copies, eliminate_quant_dequant_pairs) -> [quantized] (the
 #     default flags where the Q/DQ flag matters), [keep_qdq] (Cadence's); preserve_input_output_copies=True
 #     is xnnpack.XNNPACKRemoveCloneOpsTransform, an entry of its own.
