@@ -102,3 +102,31 @@ def test_a_case_another_process_is_lowering_is_taken_last(fresh_cache):
     assert order == [second.name, first.name]
     assert [c.name for c in result["cases"]] == [first.name, second.name]  # the caller's order
     assert fresh_cache.misses == 2 and fresh_cache.hits == 0
+
+
+def test_a_loaded_case_is_verified_as_it_was_lowered_whatever_the_process_lowered_before(fresh_cache):
+    """ExecuTorch's deserializer takes the edge verifier torch's registry holds, the one the process created
+    last: after a lowering with IR validity off, a loaded case's verifier would check no op."""
+    import dataclasses
+
+    from executorch.exir import EdgeCompileConfig
+    from executorch.exir.dialects._ops import ops as exir_ops
+    from executorch.exir.verification.verifier import EXIREdgeDialectVerifier
+
+    from harness.check.verifiers import dialect_verifier
+    from harness.core.results import Status
+
+    load_case(SPEC, fresh_cache)
+    MEMOS.clear()
+    EXIREdgeDialectVerifier(edge_compile_config=EdgeCompileConfig(_check_ir_validity=False), class_only=True)
+    case = load_case(SPEC, fresh_cache)  # from disk, deserialized after the validity-off verifier was made
+    assert case.from_cache and case.edge.verifiers[0]().enable
+    ep = case.program("edge")
+    relu = next(n for n in ep.graph.nodes if n.op == "call_function" and "relu" in str(n.target))
+    relu.target = exir_ops.edge.aten.gelu.default  # a valid edge op: still passes
+    assert dialect_verifier(ep).status is Status.PASS
+    relu.target = exir_ops.edge.aten.prelu.default  # not core ATen: the case's own verifier rejects it
+    assert dialect_verifier(ep).status is Status.FAIL
+    # a case lowered with validity off keeps a verifier that checks no op, wherever it is loaded
+    lax = dataclasses.replace(SPEC, check_ir_validity=False)
+    assert not load_case(lax, fresh_cache).edge.verifiers[0]().enable

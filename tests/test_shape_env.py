@@ -65,3 +65,44 @@ def test_running_a_result_with_a_baked_symint_leaves_the_shared_case_alone(passg
     assert results["input_unchanged"].status is Status.PASS, results["input_unchanged"].message
     assert _shared_fingerprint(case, "edge") == before
     assert not _batch_dim(case).node.is_constant()  # the batch symbol is still a symbol
+
+
+def _guard_on_batch(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """Compares the input's symbolic batch size with a number, as vulkan's SqueezeUnsqueezeInputs does
+    (``should_squeeze`` reads ``meta['val']`` sizes): a guard in the program's ShapeEnv, no edit."""
+    x = next(n for n in gm.graph.nodes if n.op == "placeholder" and n.name == "x")
+    _ = bool(x.meta["val"].shape[0] == 4)  # noqa: F841 - deciding the comparison guards: it specializes the symbol
+    return gm
+
+
+def _input_batch(ep) -> torch.SymInt:
+    return next(n for n in ep.graph.nodes if n.name == "x").meta["val"].shape[0]
+
+
+def _specialized(sym: torch.SymInt) -> bool:
+    """Has the symbol's ShapeEnv replaced it by a number (a guard on ``==``)?"""
+    return sym.node.shape_env.simplify(sym.node.expr).is_number
+
+
+def test_a_guard_a_pass_adds_stays_in_its_own_copy(passgate_cache):
+    case = load_case(SPEC)
+    first, second = case.program("edge"), case.program("edge")
+    _guard_on_batch(first.graph_module)
+    assert _specialized(_input_batch(first))
+    # the next copy (the deterministic check's input, the next pass's input) keeps its symbol
+    assert not _specialized(_input_batch(second))
+    assert not _specialized(_input_batch(case.program("edge")))
+    assert not _specialized(_input_batch(case.shared("edge")))
+
+
+def test_a_pass_that_guards_is_deterministic_and_leaves_the_case_alone(passgate_cache):
+    case = load_case(SPEC)
+    results = {r.check: r for r in check_pass_on_case(from_object(_guard_on_batch), case)}
+    # before: the deterministic run got the copy the first run had specialized, and the shared case was changed
+    for check in ("input_unchanged", "deterministic", "idempotent", "runs"):
+        assert results[check].status is Status.PASS, (check, results[check].message)
+    # what the pass did is its own result's: a batch dimension fixed to 4 where the input had a symbol
+    assert results["runs"].details["changed"]["structure"], results["runs"].details
+    assert not _specialized(_input_batch(case.shared("edge")))
+    again = {r.check: r for r in check_pass_on_case(from_object(lambda gm: gm), case)}
+    assert not any(again["runs"].details["changed"].values()), "an identity pass after it sees the symbol"

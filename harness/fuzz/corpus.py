@@ -188,7 +188,21 @@ def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optio
     # ``targeted_<topic>.py``: written by hand for entries no generated graph made change (its docstring says which)
     origin = "hand-written" if name.startswith(TARGETED_PREFIX) else "generated"
     return CaseSpec(name=name, source=source, build=build, definition=text, tags=frozenset(tags),
-                    description=f"{statements} statements{', dynamic batch' if dynamic else ''} ({origin})")
+                    description=f"{statements} statements{', dynamic batch' if dynamic else ''} ({origin})",
+                    preserve_ops=declared_preserve_ops(text))
+
+
+def _declared(text: str, variable: str) -> tuple[str, ...]:
+    """The strings of a module-level ``<variable> = (...)`` tuple or list of the program, in order."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return ()
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [variable]
+                and isinstance(node.value, (ast.Tuple, ast.List))):
+            return tuple(e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    return ()
 
 
 def declared_tags(text: str) -> set[str]:
@@ -196,15 +210,15 @@ def declared_tags(text: str) -> set[str]:
     ``build()`` runs the PT2E flow is a quantized case: the quantized-edge entries apply to it).
 
     Read from the text, not by running it: listing cases builds nothing."""
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return set()
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["TAGS"]
-                and isinstance(node.value, (ast.Tuple, ast.List))):
-            return {e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
-    return set()
+    return set(_declared(text, "TAGS"))
+
+
+def declared_preserve_ops(text: str) -> tuple[str, ...]:
+    """The ops a program's lowering keeps whole, declared with a module-level
+    ``PRESERVE_OPS = ("aten._prelu_kernel.default", ...)`` (:attr:`harness.graphs.cases.CaseSpec.preserve_ops`):
+    a hand-written graph for a pass that acts only on an op ``to_edge`` would otherwise decompose. Read from
+    the text like :func:`declared_tags`."""
+    return _declared(text, "PRESERVE_OPS")
 
 
 def statements_of(text: str) -> int:

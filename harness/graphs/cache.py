@@ -34,7 +34,7 @@ from harness.core.errors import CorruptCacheEntry
 from harness.core.io import atomic_write_bytes
 
 __all__ = ["FORMAT_VERSION", "ENV_VAR", "LOG_ENV_VAR", "BUSY", "default_cache_root",
-           "roundtrip", "CaseCache", "configure", "default_cache"]
+           "serialize_program", "deserialize_program", "roundtrip", "CaseCache", "configure", "default_cache"]
 
 FORMAT_VERSION = 1
 ENV_VAR = "PASSGATE_CACHE_DIR"
@@ -69,7 +69,8 @@ def default_cache_root() -> Path:
     return Path(base) / "passgate"
 
 
-def _serialize_program(ep) -> dict:
+def serialize_program(ep) -> dict:
+    """``ep`` as the cache stores it (ExecuTorch's serde, plus the ``custom`` metadata serde drops)."""
     from executorch.exir.serde.serialize import serialize
 
     art = serialize(ep)
@@ -92,7 +93,8 @@ def _custom_meta(ep) -> dict:
     return {n.name: json.dumps(n.meta["custom"]) for n in ep.graph.nodes if n.meta.get("custom")}
 
 
-def _deserialize_program(blob: dict):
+def deserialize_program(blob: dict):
+    """The program :func:`serialize_program` stored, with a fake mode and ShapeEnv of its own."""
     from executorch.exir.serde.export_serialize import SerializedArtifact
     from executorch.exir.serde.serialize import deserialize
 
@@ -107,7 +109,7 @@ def _deserialize_program(blob: dict):
 
 def roundtrip(ep):
     """The program as the cache would give it back (what every run works on)."""
-    return _deserialize_program(_serialize_program(ep))
+    return deserialize_program(serialize_program(ep))
 
 
 def _versions() -> str:
@@ -211,8 +213,8 @@ class CaseCache:
         inputs = torch.load(io.BytesIO(blob["inputs"]), weights_only=False)
         return (
             tuple(inputs),
-            _deserialize_program(blob["exported"]),
-            _deserialize_program(blob["edge"]),
+            deserialize_program(blob["exported"]),
+            deserialize_program(blob["edge"]),
         )
 
     def store(self, spec, inputs, exported, edge):
@@ -223,8 +225,8 @@ class CaseCache:
         torch.save(tuple(inputs), buf)
         blob = {
             "inputs": buf.getvalue(),
-            "exported": _serialize_program(exported),
-            "edge": _serialize_program(edge),
+            "exported": serialize_program(exported),
+            "edge": serialize_program(edge),
         }
         payload = pickle.dumps(blob, protocol=pickle.HIGHEST_PROTOCOL)
         header = {
@@ -240,8 +242,8 @@ class CaseCache:
             warnings.warn(f"passgate: cannot write cache entry {path} ({exc}); continuing without it", stacklevel=2)
         return (
             tuple(inputs),
-            _deserialize_program(blob["exported"]),
-            _deserialize_program(blob["edge"]),
+            deserialize_program(blob["exported"]),
+            deserialize_program(blob["edge"]),
         )
 
 

@@ -5,7 +5,9 @@ A :class:`CaseSpec` says how to build a model and its sample inputs; a
 (``to_edge``). Lowering costs ~0.7 s against ~3 ms for a deep copy, so each
 case is lowered once per process (and once per machine, through
 :mod:`harness.graphs.cache`) and every check gets its own :meth:`GraphCase.program`
-copy.
+copy. A copy of a program with symbolic shapes is loaded afresh from its
+serialized form instead of deep-copied, because a deep copy shares the
+original's ShapeEnv (:meth:`GraphCase.program` says why that matters).
 
 Both programs are taken from a serialize/deserialize round trip even when
 freshly lowered, so a cold run and a warm (cached) run hand passes the very
@@ -15,13 +17,14 @@ same graphs and reach the same verdicts.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import inspect
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from harness.graphs.cache import BUSY, default_cache, roundtrip
+from harness.graphs.cache import BUSY, default_cache, deserialize_program, roundtrip, serialize_program
 from harness.graphs.forms import AS_LOWERED, as_lowered
 from harness.graphs.memos import MEMOS
 
@@ -60,11 +63,18 @@ class CaseSpec:
     # Quantized graphs carry ops the edge verifier rejects until a backend
     # fuses them; those cases lower with IR validity checking off.
     check_ir_validity: bool = True
+    # Ops ``to_edge`` keeps whole instead of decomposing them to core ATen ("aten._prelu_kernel.default"):
+    # ``EdgeCompileConfig.preserve_ops``, as a partitioner's ``ops_to_not_decompose`` keeps them in
+    # ``to_edge_transform_and_lower``. Passes that act only on such an op (XNNPACK's PReLUReshapePass on
+    # _prelu_kernel) see it on no plainly lowered case. Hashed into the key only when set, so the key of
+    # every case that preserves nothing stays what it was.
+    preserve_ops: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
+        preserved = f"\0{','.join(self.preserve_ops)}" if self.preserve_ops else ""
         return hashlib.sha256(
-            f"{self.source}\0{self.name}\0{self.check_ir_validity}\0{self.definition}".encode()
+            f"{self.source}\0{self.name}\0{self.check_ir_validity}\0{self.definition}{preserved}".encode()
         ).hexdigest()[:24]
 
 
@@ -90,16 +100,36 @@ class GraphCase:
     edge: Any  # ExportedProgram after to_edge
     lower_seconds: float = 0.0
     from_cache: bool = False
+    # per stage, the serialized form fresh copies of a dynamic program are loaded from (made on first use)
+    _frozen: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _own_edge_verifier(self.edge, self.spec)
 
     @property
     def name(self) -> str:
         return self.spec.name
 
     def program(self, stage: str):
-        """A private deep copy of the program at ``stage`` for one check."""
+        """A private copy of the program at ``stage`` for one check.
+
+        A deep copy, except for a program with symbolic shapes: torch.fx's deep
+        copy of a FakeTensor stays in its fake mode, so every such copy would
+        share one ShapeEnv, and a guard one pass adds there (a size compared
+        with ``==``) would specialize the batch symbol in every later copy, in
+        the deterministic check's second run and, in one process, in every
+        later pass's input. Such a program is loaded afresh from its serialized
+        form instead, which gives it a ShapeEnv of its own.
+        """
         if stage not in STAGES:
             raise ValueError(f"unknown stage {stage!r}; expected one of {STAGES}")
-        return copy.deepcopy(self.exported if stage == "export" else self.edge)
+        shared = self.shared(stage)
+        if not _has_symbolic_inputs(shared):
+            return copy.deepcopy(shared)
+        if stage not in self._frozen:
+            self._frozen[stage] = serialize_program(shared)
+        ep = _own_edge_verifier(deserialize_program(self._frozen[stage]), self.spec)
+        return as_lowered(ep) if AS_LOWERED in self.spec.tags else ep
 
     def shared(self, stage: str):
         """The shared program itself (not a copy): only for read-only comparisons."""
@@ -107,6 +137,57 @@ class GraphCase:
 
     def sample_inputs(self) -> tuple:
         return tuple(x.clone() if hasattr(x, "clone") else copy.deepcopy(x) for x in self.inputs)
+
+
+def _has_symbolic_inputs(ep) -> bool:
+    """Does a placeholder's ``meta['val']`` have a symbolic size? (Where a program's symbols enter.)"""
+    import torch
+
+    for node in ep.graph.nodes:
+        if node.op != "placeholder":
+            break
+        val = node.meta.get("val")
+        if isinstance(val, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in val.shape):
+            return True
+    return False
+
+
+def _own_edge_verifier(ep, spec: CaseSpec):
+    """``ep`` (an edge program) verified as ``spec`` was lowered: with its IR validity setting and preserved ops.
+
+    ExecuTorch's deserializer gives a loaded edge program the edge verifier
+    class torch's verifier registry holds for the dialect, which is whichever
+    ``EXIREdgeDialectVerifier`` the process created last (every ``to_edge``
+    creates one from its config). A case's ``verifier`` verdict would then
+    depend on what the process lowered before loading it: after a lowering with
+    validity checking off, every later case would be judged by a verifier that
+    checks no op. A program that is not in the edge dialect is left alone.
+    """
+    if any(getattr(v, "dialect", "") == "EDGE" for v in ep.verifiers):
+        ep._verifiers = [_edge_verifier(spec.check_ir_validity, spec.preserve_ops)]
+    return ep
+
+
+@functools.lru_cache(maxsize=None)
+def _edge_verifier(check_ir_validity: bool, preserve_ops: tuple[str, ...]):
+    """One verifier class per lowering configuration (each creation also registers a class with torch)."""
+    from executorch.exir import EdgeCompileConfig
+    from executorch.exir.verification.verifier import EXIREdgeDialectVerifier
+
+    config = EdgeCompileConfig(_check_ir_validity=check_ir_validity,
+                               preserve_ops=[_aten_op(name) for name in preserve_ops])
+    return EXIREdgeDialectVerifier(edge_compile_config=config, class_only=True)
+
+
+def _aten_op(name: str):
+    """The OpOverload an op name such as ``aten._prelu_kernel.default`` names (``torch.ops.aten.<op>.<overload>``)."""
+    import torch
+
+    try:
+        namespace, op, overload = name.split(".")
+        return getattr(getattr(getattr(torch.ops, namespace), op), overload)
+    except (ValueError, AttributeError) as exc:
+        raise ValueError(f"preserve_ops: no op {name!r} (expected namespace.op.overload)") from exc
 
 
 def export_and_lower(spec: CaseSpec):
@@ -123,7 +204,8 @@ def export_and_lower(spec: CaseSpec):
             exported = torch.export.export(
                 model, tuple(built.inputs), dynamic_shapes=built.dynamic_shapes, strict=False
             )
-    config = EdgeCompileConfig(_check_ir_validity=spec.check_ir_validity)
+    config = EdgeCompileConfig(_check_ir_validity=spec.check_ir_validity,
+                               preserve_ops=[_aten_op(name) for name in spec.preserve_ops])
     edge = to_edge(copy.deepcopy(exported), compile_config=config).exported_program()
     return tuple(built.inputs), exported, edge
 
