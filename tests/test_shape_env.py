@@ -106,3 +106,19 @@ def test_a_pass_that_guards_is_deterministic_and_leaves_the_case_alone(passgate_
     assert not _specialized(_input_batch(case.shared("edge")))
     again = {r.check: r for r in check_pass_on_case(from_object(lambda gm: gm), case)}
     assert not any(again["runs"].details["changed"].values()), "an identity pass after it sees the symbol"
+
+
+def test_a_pipeline_state_of_a_dynamic_case_is_copied_with_its_metadata(passgate_cache):
+    """A state a pipeline reached is deep-copied, not reloaded: a save and load would drop what its steps
+    wrote (SpecPropPass's meta['spec'], ExportPass's tensor_meta), which later steps read."""
+    from executorch.exir.passes import SpecPropPass
+
+    from harness.pipelines.pipeline import derived_case
+
+    case = load_case(SPEC)
+    state = SpecPropPass()(case.program("edge").graph_module).graph_module
+    ep = case.program("edge")
+    ep.graph_module.graph = state.graph  # the program a pipeline's first step left
+    here = derived_case(case, "edge", ep, "after SpecPropPass")
+    copied = here.program("edge")
+    assert all("spec" in n.meta for n in copied.graph.nodes if n.op == "call_function")

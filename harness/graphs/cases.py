@@ -100,11 +100,16 @@ class GraphCase:
     edge: Any  # ExportedProgram after to_edge
     lower_seconds: float = 0.0
     from_cache: bool = False
+    # The programs are as the case cache loads them (False: a state a pipeline reached, whose metadata, e.g.
+    # SpecPropPass's meta['spec'], a save and load would drop): only then is a dynamic program's copy
+    # reloaded from its serialized form, and the edge verifier rebuilt from the spec.
+    loaded_form: bool = True
     # per stage, the serialized form fresh copies of a dynamic program are loaded from (made on first use)
     _frozen: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _own_edge_verifier(self.edge, self.spec)
+        if self.loaded_form:
+            _own_edge_verifier(self.edge, self.spec)
 
     @property
     def name(self) -> str:
@@ -119,12 +124,13 @@ class GraphCase:
         with ``==``) would specialize the batch symbol in every later copy, in
         the deterministic check's second run and, in one process, in every
         later pass's input. Such a program is loaded afresh from its serialized
-        form instead, which gives it a ShapeEnv of its own.
+        form instead, which gives it a ShapeEnv of its own (only a case in its
+        loaded form: see ``loaded_form``).
         """
         if stage not in STAGES:
             raise ValueError(f"unknown stage {stage!r}; expected one of {STAGES}")
         shared = self.shared(stage)
-        if not _has_symbolic_inputs(shared):
+        if not self.loaded_form or not _has_symbolic_inputs(shared):
             return copy.deepcopy(shared)
         if stage not in self._frozen:
             self._frozen[stage] = serialize_program(shared)

@@ -286,7 +286,7 @@ def derived_case(case, stage: str, program, label: str):
     spec = replace(case.spec, name=case.spec.name, definition=f"{case.spec.definition}\n# {label}")
     exported = program if stage == "export" else case.exported
     edge = program if stage == "edge" else case.edge
-    return GraphCase(spec, case.inputs, exported, edge, 0.0, case.from_cache)
+    return GraphCase(spec, case.inputs, exported, edge, 0.0, case.from_cache, loaded_form=False)
 
 
 def forget(cases: list) -> None:
