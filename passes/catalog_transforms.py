@@ -56,6 +56,13 @@ _DTYPE_COPY_DIM_ORDER = ("with _skip_dim_order=True it casts with aten._to_copy,
                          "dim-order mode (the default of to_edge): only valid for programs lowered with "
                          "_skip_dim_order=True")
 
+_BIAS_ROUNDING = known(
+    "numerics", "quantizing the folded float bias to int32 (scale: input scale x weight scale) rounds it; where a "
+    "conv output lies on a rounding boundary of the next quantize, the rounded bias moves it by one output "
+    "quantization step (0.006 on 3 of 256 outputs of one draw), more than the 1e-4 tolerance: what running the bias "
+    "in int32 on the backend gives too", "backends/transforms/quantize_fused_convbn_bias_pass.py",
+    graphs=("targeted_quant_convbn",), kind="by-design")
+
 ENTRIES = (
     _e("addmm_mm_to_linear:AddmmToLinearTransform", contract="addmm/mm (+permute of the weight) -> linear",
        known=(known("verifier", _LINEAR, kind="by-design"),)),
@@ -205,12 +212,7 @@ ENTRIES = (
        applies_to=("quantized",), contract="quantizes the bias conv-bn fusion left in float (ATen, after convert)",
        # it reads the bias only positionally: only the as_lowered targeted_quant_convbn shows it one
        # (reports/upstream/repro_quantize_fused_convbn_bias_pass.py: every other case's fused bias is a keyword)
-       known=(known("numerics", "quantizing the folded float bias to int32 (scale: input scale x weight scale) "
-                    "rounds it; where a conv output lies on a rounding boundary of the next quantize, the rounded "
-                    "bias moves it by one output quantization step (0.006 on 3 of 256 outputs of one draw), more "
-                    "than the 1e-4 tolerance: what running the bias in int32 on the backend gives too",
-                    "backends/transforms/quantize_fused_convbn_bias_pass.py", graphs=("targeted_quant_convbn",),
-                    kind="by-design"),
+       known=(_BIAS_ROUNDING,
               known("meta_stack_trace", "the dequantize_per_channel it inserts for the quantized bias has no "
                     "stack_trace", "backends/transforms/quantize_fused_convbn_bias_pass.py"),
               known("meta_nn_module_stack", "the dequantize_per_channel it inserts for the quantized bias has no "
@@ -222,7 +224,7 @@ ENTRIES = (
                         "argument (conv2d(x, w, bias=b, stride=...), as ExecuTorch's serde gives it back), so the "
                         "conv counts as bias-less and gets a zero bias appended to args while bias= stays: aten.conv2d "
                         "receives its bias twice and the program no longer runs",
-                        "reports/upstream/repro_quantize_fused_convbn_bias_pass.py"),)),
+                        "reports/upstream/repro_quantize_fused_convbn_bias_pass.py"), _BIAS_ROUNDING)),
                "symmetric": Config(
            Build("program", kwargs=(("symmetric_quant", True),)),
            contract="symmetric_quant=True: the int32 bias is quantized to the symmetric range [-(2**31)+1, 2**31-1]")}),

@@ -102,6 +102,13 @@ ENTRIES = (
        known=(known("verifier", "its prerequisite DimOrderOpsRevertPass reverts to _to_copy/clone with "
                     "memory_format, which the edge verifier rejects in dim-order mode; XNNPACK runs the sequence on "
                     "its own delegated subgraph", kind="by-design"),
+              known("numerics", "removes every _to_copy whose input and itself are both untagged (NCHW), whatever "
+                    "the copy does: after DimOrderOpsRevertPass every dtype cast is a _to_copy, so back-to-back or "
+                    "lone casts (x.to(int16).to(bfloat16), x.relu().to(float16)) disappear and the output keeps the "
+                    "wrong dtype", "reports/upstream/repro_xnnpack_remove_redundant_copy_drops_casts.py"),
+              known("runs", "same cause: with a cast removed, the retrace hands elu an integer tensor and its "
+                    "float alpha / scale arguments cannot be cast ('input_scale argument of type float')",
+                    "reports/upstream/repro_xnnpack_remove_redundant_copy_drops_casts.py", graphs=("corpus_95d5c773",)),
               *(known(check, f"the _to_copy layout nodes its prerequisite ChannelsLastTaggedReshapePass inserts "
                       f"(and this pass keeps) carry no {what}",
                       "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py")

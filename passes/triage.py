@@ -284,7 +284,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("TagMemoryMetaPass",), ("runs",), r"Unsupported storage type",
          "asks for the storage of a tensor the previous steps left at DEFAULT_STORAGE (an embedding index tensor) "
          "and raises instead of choosing one"),
-    Rule(("ToOutVarPass",), ("runs",), r"Missing out variants",
+    Rule(("ToOutVarPass",), ("runs",), r"Missing out variants: \{'quantized_decomposed::",
          "quantized_decomposed q/dq ops have no out variants registered unless the quantized kernels library is "
          "loaded; to_executorch of a quantized program needs a backend to consume them first", "precondition"),
     Rule(("RemoveRedundantCopyPass",), ("runs",), r"Expecting input to have dtype torch.float32",
@@ -328,8 +328,9 @@ RULES: tuple[Rule, ...] = (
          "producer asserts is_valid_op_node; VulkanBackend.preprocess only receives partitions of supported ops",
          "precondition"),
     Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: 'aten::",
-         "a constant feeds an op with no Vulkan implementation (aten.index_put), which get_op_features looks up "
-         "and raises on; the Vulkan partitioner never delegates such an op", "precondition"),
+         "a constant feeds an op with no Vulkan implementation (the KeyError names it: index_put, scatter, atan2, "
+         "_prelu_kernel, ...), which get_op_features looks up and raises on; the Vulkan partitioner never delegates "
+         "such an op", "precondition"),
     Rule(("FoldQDQPass",), ("runs", "runnable"),
          r"expected scalar type|weight type \(torch.CharTensor\)|must have the same dtype",
          "removes q/dq pairs around ops it does not fold too, so a float op receives int8 tensors"),

@@ -22,6 +22,10 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "save/load leaves every defaulted argument one, and passgate's case cache goes through it) it takes dim 0 "
          "and the full range, so the next op gets the unsliced tensor",
          upstream=ET + "backends/cadence/aot/simplify_ops.py (SimplifySliceOpPass)"),
+    Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",), r"Missing out variants: \{'aten::_prelu_kernel'\}",
+         "targeted_xnnpack_preserved keeps aten._prelu_kernel whole (preserve_ops, as XNNPACK's partitioner keeps the "
+         "ops it delegates): no portable kernel library has an out variant for it, and in the XNNPACK flow the "
+         "delegate consumes it before to_executorch", "precondition"),
     Rule(("OpReplacePass", "DebugHandleGeneratorPass"), ("verifier",),
          r"EdgeOpOverload: aten\._to_copy\.default>.*should not (be|have)",
          "on the core-ATen joint program OpReplacePass makes edge ops, judged (as to_edge judges them) with the edge "
