@@ -193,10 +193,9 @@ def _verifiers_for(ep) -> list:
     verifiers = list(ep.verifiers)
     if not any(getattr(v, "dialect", "") == "ATEN" for v in verifiers) or not _holds_edge_ops(ep):
         return verifiers
-    from executorch.exir import EdgeCompileConfig
-    from executorch.exir.verification.verifier import EXIREdgeDialectVerifier
+    from harness.graphs.cases import edge_verifier
 
-    return [EXIREdgeDialectVerifier(edge_compile_config=EdgeCompileConfig(), class_only=True)]
+    return [edge_verifier(True, ())]  # to_edge's default config: IR validity checked, no op preserved
 
 
 def _holds_edge_ops(ep) -> bool:

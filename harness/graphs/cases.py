@@ -28,8 +28,8 @@ from harness.graphs.cache import BUSY, default_cache, deserialize_program, round
 from harness.graphs.forms import AS_LOWERED, as_lowered
 from harness.graphs.memos import MEMOS
 
-__all__ = ["STAGES", "ModelInputs", "CaseSpec", "definition_of", "GraphCase", "export_and_lower", "load_case",
-           "load_cases"]
+__all__ = ["STAGES", "ModelInputs", "CaseSpec", "definition_of", "GraphCase", "edge_verifier", "export_and_lower",
+           "load_case", "load_cases"]
 
 STAGES = ("export", "edge")
 
@@ -170,18 +170,26 @@ def _own_edge_verifier(ep, spec: CaseSpec):
     checks no op. A program that is not in the edge dialect is left alone.
     """
     if any(getattr(v, "dialect", "") == "EDGE" for v in ep.verifiers):
-        ep._verifiers = [_edge_verifier(spec.check_ir_validity, spec.preserve_ops)]
+        ep._verifiers = [edge_verifier(spec.check_ir_validity, spec.preserve_ops)]
     return ep
 
 
-@functools.lru_cache(maxsize=None)
-def _edge_verifier(check_ir_validity: bool, preserve_ops: tuple[str, ...]):
-    """One verifier class per lowering configuration (each creation also registers a class with torch)."""
+def _edge_compile_config(check_ir_validity: bool, preserve_ops: tuple[str, ...]):
+    """The ``EdgeCompileConfig`` a case is lowered with, and verified by."""
     from executorch.exir import EdgeCompileConfig
+
+    return EdgeCompileConfig(_check_ir_validity=check_ir_validity,
+                             preserve_ops=[_aten_op(name) for name in preserve_ops])
+
+
+@functools.lru_cache(maxsize=None)
+def edge_verifier(check_ir_validity: bool, preserve_ops: tuple[str, ...]):
+    """The edge dialect verifier class of one lowering configuration, made once per process: each creation
+    also registers a class in torch's verifier registry, which the deserializer reads (see
+    :func:`_own_edge_verifier`)."""
     from executorch.exir.verification.verifier import EXIREdgeDialectVerifier
 
-    config = EdgeCompileConfig(_check_ir_validity=check_ir_validity,
-                               preserve_ops=[_aten_op(name) for name in preserve_ops])
+    config = _edge_compile_config(check_ir_validity, preserve_ops)
     return EXIREdgeDialectVerifier(edge_compile_config=config, class_only=True)
 
 
@@ -199,7 +207,7 @@ def _aten_op(name: str):
 def export_and_lower(spec: CaseSpec):
     """Build, export and lower a spec. Returns (inputs, exported, edge)."""
     import torch
-    from executorch.exir import EdgeCompileConfig, to_edge
+    from executorch.exir import to_edge
 
     built = spec.build()
     if isinstance(built.model, torch.export.ExportedProgram):
@@ -210,8 +218,7 @@ def export_and_lower(spec: CaseSpec):
             exported = torch.export.export(
                 model, tuple(built.inputs), dynamic_shapes=built.dynamic_shapes, strict=False
             )
-    config = EdgeCompileConfig(_check_ir_validity=spec.check_ir_validity,
-                               preserve_ops=[_aten_op(name) for name in spec.preserve_ops])
+    config = _edge_compile_config(spec.check_ir_validity, spec.preserve_ops)
     edge = to_edge(copy.deepcopy(exported), compile_config=config).exported_program()
     return tuple(built.inputs), exported, edge
 
