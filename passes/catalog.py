@@ -35,8 +35,8 @@ __all__ = ["BUILTIN_MODULES", "builtin_catalogs"]
 #     setting folds anything in the corpus (the default construction is unexercised too).
 # constant_prop_pass(ep, custom_skip_targets, _skip_dim_order) -> [fold_quant] (Samsung's skip set, on
 #     quantized graphs); _skip_dim_order only matters for constant graph outputs: none in the corpus.
-# external_constants_pass(gm, gen_tag_fn) -> [spec_prop], [gen_tag_fn], both after SpecPropPass: without
-#     meta['spec'] the default construction tags nothing.
+# external_constants_pass(gm, gen_tag_fn) -> [gen_tag_fn]; both after SpecPropPass, where to_executorch runs
+#     them (without meta['spec'] nothing is tagged).
 # InitializedMutableBufferPass(patterns) -> none: ['running_', 'cache'] matches; other lists run the same code.
 # MemoryPlanningPass(memory_planning_algo, allow_lifetime_and_storage_overlap, alloc_graph_input,
 #                    alloc_graph_output, alloc_mutable_buffers, share_mutable_buffers, alignment)

@@ -15,12 +15,12 @@
 from __future__ import annotations
 
 from harness.catalog import Build, Catalog, Config, Lazy, entry, known
+from passes.prerequisites import SPEC_PROP
 
 __all__ = ["CATALOGS"]
 
 B = "executorch.backends"
 PROG = Build("program")
-SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
 _MUTATES = ("mutates the graph module it is handed, then returns the copy ExportPass.call retraces: the "
             "caller's program changes too")
 

@@ -23,14 +23,13 @@ parameterized pass is in :mod:`passes.catalog`.
 from __future__ import annotations
 
 from harness.catalog import Build, Catalog, Config, Lazy, entry, known
+from passes.prerequisites import OP_REPLACE, SPEC_PROP
 
 __all__ = ["CATALOGS"]
 
 C = "exir"
 P = "executorch.exir.passes"
-SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
 TO_OUT = f"{P}:ToOutVarPass"
-OP_REPLACE = f"{P}.replace_aten_with_edge_pass:OpReplacePass"
 
 _PROGRAM_FN = Build("program_function")
 _MUTATES = ("mutates the graph module it is handed and returns a retraced copy; EdgeProgramManager.transform "
@@ -125,18 +124,12 @@ ENTRIES = (
                     "debug handles in graph order, so meta_debug_handle can be checked), so no metadata changes",
                     "exir/passes/debug_handle_generator_pass.py (DebugHandleGeneratorPass.call)",
                     kind="by-design"),)),
-    _e(f"{P}.external_constants_pass:external_constants_pass",
-       contract="tags constants for external storage (node metadata only)",
-       known=(known("exercised", "tags only placeholders whose meta['spec'] is a const TensorSpec, which only "
-                    "SpecPropPass sets (to_executorch runs it first): no edge or export program has it. "
-                    "[spec_prop] and [gen_tag_fn] run it after SpecPropPass and exercise the tagging",
-                    "exir/passes/external_constants_pass.py (external_constants_pass)", kind="precondition"),),
-       configs={"spec_prop": Config(Build(after=(SPEC_PROP,)), inherit_known=False,
-                                    contract="after SpecPropPass, as to_executorch runs it: it tags only constants "
-                                             "whose meta['spec'] says const, so without it the pass tags nothing"),
-                "gen_tag_fn": Config(Build("graph_function", (constant_tag,), after=(SPEC_PROP,)), inherit_known=False,
-                                     contract="after SpecPropPass with a gen_tag_fn: weights tagged, other "
-                                              "constants given None")}),
+    _e(f"{P}.external_constants_pass:external_constants_pass", build=Build(after=(SPEC_PROP,)),
+       contract="tags constants for external storage (node metadata only); after SpecPropPass, as to_executorch "
+                "runs it: it tags only placeholders whose meta['spec'] says const, so anywhere earlier it tags "
+                "nothing",
+       configs={"gen_tag_fn": Config(Build("graph_function", (constant_tag,), after=(SPEC_PROP,)),
+                                     contract="with a gen_tag_fn: weights tagged, other constants given None")}),
     _e(f"{P}.external_constants_pass:external_mutable_weights_pass",
        build=Build("graph_and_program", after=(SPEC_PROP,)),
        contract="tags mutable weights for external storage (node metadata only); after SpecPropPass as "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import torch
 
 from harness.catalog import Build, Catalog, Config, Lazy, entry, known
+from passes.prerequisites import DCE
 
 __all__ = ["CATALOGS"]
 
@@ -44,7 +45,6 @@ def dequantize_weight_targets():
 
 _I64_TO_I32 = f"{P}.convert_dtype_pass:I64toI32"
 _CL_VARIANTS = f"{P}.replace_ops_with_channels_last_variants:ReplaceOpsWithChannelsLastVariants"
-_DCE = "executorch.exir.passes:dead_code_elimination_pass"
 _DEAD_GETITEMS = ("the cases' edge programs come from a serialize/deserialize round trip, whose deserializer gives "
                   "every result of a multi-output node a getitem, the unused ones too (<node>_unused_1, ...; a "
                   "program to_edge returns has none)")
@@ -144,7 +144,7 @@ ENTRIES = (
        # the round trip adds the dead getitem(1)/(2)): targeted_aslowered (the form to_edge returns) and
        # [dce_first] exercise it
        configs={"dce_first": Config(
-           Build("program", after=(_DCE,)), inherit_known=False,
+           Build("program", after=(DCE,)), inherit_known=False,
            contract="after dead_code_elimination_pass, which drops the unused getitems of the round trip: the program "
                     "to_edge gives, as Samsung's preprocess hands it (conv -> batch norm folded)")}),
     _e("fuse_cascaded_transpose_or_permute_ops:FuseCascadedTransposeOrPermuteOps",
@@ -252,7 +252,7 @@ ENTRIES = (
                     "it; XNNPACK, Arm, Samsung and Cortex-M run it only on the subgraph their backend consumes",
                     "backends/transforms/remove_getitem_op.py", kind="by-design")),
        configs={"dce_first": Config(
-           Build(after=(_DCE,)),
+           Build(after=(DCE,)),
            contract="after dead_code_elimination_pass, which drops the unused getitems of the round trip, so a max "
                     "pool whose indices nothing reads has the one getitem(0) user the pass expects",
            inherit_known=False,

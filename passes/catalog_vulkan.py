@@ -17,12 +17,12 @@ option (``TagMemoryMetaPass[buffer]``, ...; the table is in :mod:`passes.catalog
 from __future__ import annotations
 
 from harness.catalog import Build, Catalog, Config, entry, known
+from passes.prerequisites import SPEC_PROP
 
 __all__ = ["CATALOGS"]
 
 C = "vulkan"
 P = "executorch.backends.vulkan._passes"
-SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
 _ET_VK = ("emits et_vk custom ops; VulkanBackend.preprocess verifies its passes with an 'any op' verifier "
           "(vulkan_preprocess._any_op), the edge verifier rejects them")
 

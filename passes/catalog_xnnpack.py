@@ -11,17 +11,17 @@ meaning-changing or carry ``by-design`` known failures, each with the reason.
 from __future__ import annotations
 
 from harness.catalog import Build, Catalog, entry, known
+from passes.prerequisites import DCE
 
 __all__ = ["CATALOGS"]
 
 C = "xnnpack"
 P = "executorch.backends.xnnpack._passes"
 PROG = Build("program")
-_DCE = "executorch.exir.passes:dead_code_elimination_pass"
 # The cases' edge programs come from a serialize/deserialize round trip, whose deserializer gives every result of a
 # multi-output node a getitem, the unused ones too (<node>_unused_1, ...); the programs XNNPACK's preprocess hands
 # its passes (to_edge, then partitioning) have none. The batch-norm passes require getitem(0) to be the only user.
-PROG_LIVE = Build("program", after=(_DCE,))
+PROG_LIVE = Build("program", after=(DCE,))
 # RemoveRedundantCopyPass removes pairs of aten._to_copy layout copies tagged XNN_NHWC_NODE: an edge program in
 # dim-order mode (to_edge's default, every case) has none until DimOrderOpsRevertPass turns its
 # _to_dim_order_copy nodes back into _to_copy and ChannelsLastTaggedReshapePass inserts the tagged copies, both

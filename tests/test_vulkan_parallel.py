@@ -81,11 +81,11 @@ def test_search_with_two_workers_draws_and_judges_as_one(main, tmp_path):
 
 def test_shards_are_disjoint_cover_the_run_and_keep_its_order():
     from harness.core.shards import Shard
-    from vulkan import catalog, fusion, space
+    from vulkan import catalog, fusion, spaces
     from vulkan.recipes import MODES
 
     fusions = [fusion.builtin(m) for m in MODES]
-    for everything in (work.case_items(fusions, catalog.select(), 1, 0), work.search_items(fusions, space.select())):
+    for everything in (work.case_items(fusions, catalog.select(), 1, 0), work.search_items(fusions, spaces.select())):
         parts = [work.shard_items(everything, Shard(i, 3)) for i in (1, 2, 3)]
         ids = [id(it) for part in parts for it in part]
         assert len(ids) == len(set(ids)) == len(everything)

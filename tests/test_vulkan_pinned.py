@@ -28,7 +28,7 @@ def _standard_units() -> list:
 
 
 def test_the_standard_plan_holds_one_unit_per_committed_shrunk_failure():
-    from vulkan import catalog, space
+    from vulkan import catalog, space, spaces
     from vulkan.unit import ShrunkUnit
 
     entries = json.loads(pinned.SHRUNK_FILE.read_text())["cases"]
@@ -36,7 +36,7 @@ def test_the_standard_plan_holds_one_unit_per_committed_shrunk_failure():
     shrunk = [u for u in units if isinstance(u, ShrunkUnit)]
     assert len(shrunk) == len(entries) == 40
     assert [(u.name, u.graph) for u in shrunk] == [
-        (e["fusion"], space.desc_case(space.from_json(e["case"])).name) for e in entries]
+        (e["fusion"], spaces.desc_case(space.from_json(e["case"])).name) for e in entries]
     assert all(u.graph.startswith("vulkan/search:") and u.fusion.name == u.name for u in shrunk)
     assert len({u.key for u in units}) == len(units)  # no shrunk case collides with a recipe case
     recipe_units = units[:len(units) - len(shrunk)]  # the recipe cases keep their place (and baseline names)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.check.loading import load_pass
-from vulkan import boundary, flows, fusion, search, space
+from vulkan import boundary, flows, fusion, search, space, spaces
 from vulkan.cli_search import DEFAULT_BUDGET
 from vulkan.evaluate import evaluate
 from vulkan.recipes import FUSE_PATTERNS
@@ -41,7 +41,7 @@ def fast_patterns():
 
 def _search(op: str, fuse) -> tuple[search.OpSearch, float]:
     started = time.perf_counter()
-    result = search.search_op(space.space(op), fuse, seed=0, budget_s=DEFAULT_BUDGET)
+    result = search.search_op(spaces.space(op), fuse, seed=0, budget_s=DEFAULT_BUDGET)
     assert not result.error, result.error
     return result, time.perf_counter() - started
 
@@ -128,7 +128,7 @@ def _check_csv(path: Path, doc: dict) -> None:
 
 
 def test_draws_are_deterministic_for_a_seed():
-    sp = space.space("et_vk.q8ta_relu")
+    sp = spaces.space("et_vk.q8ta_relu")
     fuse = fusion.builtin(FUSE_PATTERNS)
     runs = [search.search_op(sp, fuse, seed=s, examples=3, probe=False) for s in (0, 0, 1)]
     descs = [[o.desc for o in r.draws] for r in runs]
@@ -162,9 +162,9 @@ def test_every_space_draws_cases_its_builders_accept_and_probes_stay_in_the_spac
         draw()
         return drawn[-1]
 
-    for sp in space.select():
+    for sp in spaces.select():
         d = last_draw(sp)
-        assert d.op == sp.name and space.desc_case(d).spec.name.startswith("vulkan/search:")
+        assert d.op == sp.name and spaces.desc_case(d).spec.name.startswith("vulkan/search:")
         for p in boundary.probes(sp, d):
             assert boundary.consistent(sp, p) and p != d
 
@@ -190,7 +190,7 @@ def test_memoized_pattern_graphs_give_the_same_quantized_and_fused_programs():
     d = CaseDesc("et_vk.q8ta_conv2d_pw", "xnnpack", weight="sym", granularity="per_channel", act="static",
                  shape=freeze({"C_in": 3, "C_out": 5, "k": 1, "stride": 1, "padding": 0, "dilation": 1,
                                "groups": 1, "H": 3, "W": 4}), seed=11)
-    case = space.desc_case(d)
+    case = spaces.desc_case(d)
     with flows.quantizer_patterns_memoized():
         memo = lowering.build_exported(case.spec)[1]
     plain = _unmemoized(lambda: lowering.build_exported(case.spec)[1])
@@ -229,7 +229,7 @@ def test_committed_shrunk_cases_are_in_their_spaces_and_replay(tmp_path):
     cases = load_cases(FIXTURE)
     assert cases
     for d in cases:
-        assert boundary.consistent(space.space(d.op), d), space.describe(d)
+        assert boundary.consistent(spaces.space(d.op), d), space.describe(d)
     entries = json.loads(FIXTURE.read_text())["cases"]
     wanted = [e for e in entries if e["op"] == "et_vk.embedding_q4gsw" and e["fusion"] == FUSE_PATTERNS]
     assert wanted
@@ -238,6 +238,6 @@ def test_committed_shrunk_cases_are_in_their_spaces_and_replay(tmp_path):
     doc = json.loads((tmp_path / "results.json").read_text())
     by = {(r["graph"], r["check"]): r["status"] for r in doc["results"]}
     for e in wanted:
-        name = space.desc_case(space.from_json(e["case"])).name
+        name = spaces.desc_case(space.from_json(e["case"])).name
         assert by[(name, e["check"])] == "fail", (name, e["check"])
     assert status == 1

@@ -118,18 +118,18 @@ def run(args) -> int:
     from harness.report.results_json import ensure_writable
 
     if args.list:
-        from vulkan import catalog, space
+        from vulkan import catalog, spaces
 
         for r in catalog.select(args.ops):
             print(f"{r.name:55s} {'declines' if r.negative else ', '.join(r.expected)}")
-        for sp in space.select(args.ops):
+        for sp in spaces.select(args.ops):
             print(f"search: {sp.name:47s} {sp.notes or 'every configuration its pattern matches'}")
         return 0
     report_dir = ensure_writable(args.report)
-    from vulkan import catalog, space
+    from vulkan import catalog, spaces
     from vulkan.executors import load_executor
 
-    recipes_ = catalog.select(args.ops) if args.count is not None else space.select(args.ops)
+    recipes_ = catalog.select(args.ops) if args.count is not None else spaces.select(args.ops)
     if not recipes_:
         what = "" if args.count is not None else " (nor any fused op's search space)"
         raise UsageError(f"no recipe matches --ops {' '.join(args.ops)}{what} (see passgate vulkan --list)")

@@ -45,7 +45,7 @@ def _progress(args):
 
 
 def _outcome_results(fusion_name: str, outcome) -> list[CheckResult]:
-    from vulkan.space import desc_case
+    from vulkan.spaces import desc_case
 
     name = desc_case(outcome.desc).name
     out = []
@@ -59,7 +59,7 @@ def _shrunk_results(fuse, defect, device) -> list[CheckResult]:
     """The shrunk case judged again by the full checks, with the diagnosis a search draw goes without."""
     from vulkan import suite
     from vulkan.evaluate import SEARCH_CHECKS
-    from vulkan.space import desc_case
+    from vulkan.spaces import desc_case
 
     res, _ = suite.check_case(desc_case(defect.case), fuse, device, wanted=SEARCH_CHECKS + ("device_vs_reference",))
     for r in res:
@@ -123,16 +123,16 @@ def _op_done(args, k: int, total: int, item, r) -> None:
 
 def run_search(args, report_dir, fusions: list, device=None) -> int:
     """Every (fusion, op) item over ``-j`` forked workers; the report in item order (a partial one when interrupted)."""
-    from vulkan import flows, fusion, search, space, work, workers
+    from vulkan import flows, fusion, search, spaces, work, workers
 
-    spaces = space.select(args.ops)
+    selected = spaces.select(args.ops)
     replayed = load_cases(args.replay) if getattr(args, "replay", None) else None
     if replayed is not None:
-        spaces = [sp for sp in spaces if any(d.op == sp.name for d in replayed)]
+        selected = [sp for sp in selected if any(d.op == sp.name for d in replayed)]
     started = time.time()
     budget = args.budget if args.budget is not None else (None if args.examples else DEFAULT_BUDGET)
     examples = args.examples or search.DEFAULT_EXAMPLES
-    everything = work.search_items(fusions, spaces)
+    everything = work.search_items(fusions, selected)
     items = work.shard_items(everything, getattr(args, "shard", None))
     shares = work.Shares(items, None if replayed is not None else budget, len(fusions), everything)
     got = work.Collected(items)

@@ -120,12 +120,12 @@ def evaluate(desc, fuse, use_cache: bool = True, timeout: float = 120.0, device=
 
     With a ``device`` executor plugged in, ``device_vs_reference`` is judged too.
     """
-    from vulkan import checks, fusion, lowering, space
+    from vulkan import checks, fusion, lowering, spaces
     from vulkan.context import CaseContext
     from vulkan.executors import ReferenceExecutor
 
     started = time.perf_counter()
-    vcase = space.desc_case(desc)
+    vcase = spaces.desc_case(desc)
     out = Outcome(desc, fuse.name, vcase.recipe.expected)
     try:
         qdq = lowering.load(vcase.spec)

@@ -33,8 +33,6 @@ line of its failing check's message) instead of a row of dashes.
 
 from __future__ import annotations
 
-import base64
-import io
 import math
 import random
 import statistics
@@ -44,6 +42,7 @@ from typing import Optional
 
 from harness.core.results import check_ids
 from harness.report import view as reports
+from vulkan.png import png
 
 __all__ = ["OpStats", "median", "op_of", "plots", "report_section", "vulkan_stats"]
 
@@ -141,15 +140,6 @@ def median(xs: list) -> Optional[float]:
     return statistics.median(xs) if xs else None
 
 
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=100, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
 def plots(stats: dict[str, OpStats]) -> list[tuple[str, str]]:
     """(title, base64 PNG) for the SQNR and the error plots; empty when there is nothing to draw."""
     if not stats:
@@ -183,7 +173,7 @@ def plots(stats: dict[str, OpStats]) -> list[tuple[str, str]]:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1 - 0.45 / len(with_sqnr)), ncol=2, fontsize=8,
                   frameon=False)
         ax.set_title("SQNR per fused op (one mark per case)")
-        out.append(("SQNR per fused op", _png(fig)))
+        out.append(("SQNR per fused op", png(fig)))
     with_err = [n for n in names if stats[n].errors]
     if with_err:
         fig, ax = plt.subplots(figsize=(7.5, max(2.2, 0.38 * len(with_err) + 1.2)))
@@ -203,7 +193,7 @@ def plots(stats: dict[str, OpStats]) -> list[tuple[str, str]]:
         ax.grid(axis="x", alpha=0.3)
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1 - 0.45 / len(with_err)), fontsize=8, frameon=False)
         ax.set_title("Error distribution per fused op (box: quartiles; dots: values)")
-        out.append(("Error against the Q/DQ program per fused op", _png(fig)))
+        out.append(("Error against the Q/DQ program per fused op", png(fig)))
     return out
 
 

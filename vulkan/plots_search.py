@@ -55,7 +55,7 @@ def figure(pairs: list, title: str) -> str:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    from vulkan.plots import _png
+    from vulkan.png import png
 
     n = len(pairs)
     height = max(2.5, 0.24 * n + 1.4)
@@ -79,7 +79,7 @@ def figure(pairs: list, title: str) -> str:
     for ax in (ax1, ax2):
         ax.grid(axis="x", alpha=0.3)
     fig.suptitle(f"{title} (red: a case of that configuration failed the comparison)", fontsize=10)
-    return _png(fig)
+    return png(fig)
 
 
 def _row(t: dict, d: dict, first: bool) -> str:

@@ -18,7 +18,8 @@ hypothesis draws and shrinks), and each fused op has an :class:`OpSpace`:
 - ``recipe(desc)``: an ordinary :class:`vulkan.recipes.Recipe` whose case
   runs through the same checks and caches as the catalog's.
 
-The ops themselves are declared in :mod:`vulkan.space_ops`.
+The ops themselves are declared in :mod:`vulkan.space_ops` and :mod:`vulkan.space_conv`;
+:mod:`vulkan.spaces` is the registry callers look them up in.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from typing import Any, Callable, Optional
 
 from hypothesis import strategies as st
 
-from vulkan.recipes import MODES, Recipe, VulkanCase, case_spec
+from vulkan.recipes import MODES, Recipe
 
-__all__ = ["CaseDesc", "OpSpace", "SPACES", "space", "select", "desc_case", "from_json"]
+__all__ = ["CaseDesc", "OpSpace", "SPACES", "register", "from_json"]
 
 
 @dataclass(frozen=True)
@@ -162,33 +163,6 @@ SPACES: dict[str, OpSpace] = {}
 def register(sp: OpSpace) -> OpSpace:
     SPACES[sp.name] = sp
     return sp
-
-
-def _load() -> None:
-    if not SPACES:
-        import vulkan.space_ops  # noqa: F401 - registers the spaces
-
-
-def space(name: str) -> OpSpace:
-    _load()
-    return SPACES[name]
-
-
-def select(ops=None) -> list[OpSpace]:
-    """Spaces whose op name contains any of ``ops`` (all when None)."""
-    _load()
-    if not ops:
-        return list(SPACES.values())
-    return [s for s in SPACES.values() if any(o in s.name for o in ops)]
-
-
-def desc_case(desc: CaseDesc) -> VulkanCase:
-    """The :class:`VulkanCase` of a description: cached and checked like a catalog case."""
-    sp = space(desc.op)
-    recipe = sp.recipe(desc)
-    shape = desc.shape_dict()
-    spec = case_spec(recipe, shape, desc.seed)
-    return VulkanCase(recipe, shape, desc.seed, spec)
 
 
 def describe(desc: CaseDesc) -> str:

@@ -180,5 +180,3 @@ def _qcnw_space(bits: int, op: str, emitted: str) -> OpSpace:
 
 register(_qcnw_space(8, "aten._weight_int8pack_mm", "_weight_int8pack_mm"))
 register(_qcnw_space(4, "et_vk.linear_qcs4w", "et_vk.linear_qcs4w"))
-
-import vulkan.space_conv  # noqa: E402,F401 - conv, elementwise and embedding spaces

@@ -83,12 +83,12 @@ class ShrunkUnit(VulkanUnit):
 
 def shrunk_units(fusions: list) -> list[ShrunkUnit]:
     """One unit per committed shrunk failure, under the fusion that failed it (file order)."""
-    from vulkan import pinned, space
+    from vulkan import pinned, spaces
 
     by_name = {f.name: f for f in fusions}
     out = []
     for s in pinned.shrunk_cases():
-        c = space.desc_case(s.desc)
+        c = spaces.desc_case(s.desc)
         out.append(ShrunkUnit(s.fusion, c.name, by_name[s.fusion], c, s))
     return out
 

@@ -28,8 +28,8 @@ from harness.graphs.cache import BUSY, default_cache, deserialize_program, round
 from harness.graphs.forms import AS_LOWERED, as_lowered
 from harness.graphs.memos import MEMOS
 
-__all__ = ["STAGES", "ModelInputs", "CaseSpec", "definition_of", "GraphCase", "edge_verifier", "export_and_lower",
-           "load_case", "load_cases"]
+__all__ = ["STAGES", "ModelInputs", "CaseSpec", "definition_of", "GraphCase", "edge_compile_config", "edge_verifier",
+           "export_and_lower", "load_case", "load_cases"]
 
 STAGES = ("export", "edge")
 
@@ -174,8 +174,9 @@ def _own_edge_verifier(ep, spec: CaseSpec):
     return ep
 
 
-def _edge_compile_config(check_ir_validity: bool, preserve_ops: tuple[str, ...]):
-    """The ``EdgeCompileConfig`` a case is lowered with, and verified by."""
+def edge_compile_config(check_ir_validity: bool, preserve_ops: tuple[str, ...]):
+    """The ``EdgeCompileConfig`` a case is lowered with, verified by, and handed to a partitioner's
+    ``to_edge_transform_and_lower`` with (one config per case, so a preserved op stays preserved there too)."""
     from executorch.exir import EdgeCompileConfig
 
     return EdgeCompileConfig(_check_ir_validity=check_ir_validity,
@@ -189,7 +190,7 @@ def edge_verifier(check_ir_validity: bool, preserve_ops: tuple[str, ...]):
     :func:`_own_edge_verifier`)."""
     from executorch.exir.verification.verifier import EXIREdgeDialectVerifier
 
-    config = _edge_compile_config(check_ir_validity, preserve_ops)
+    config = edge_compile_config(check_ir_validity, preserve_ops)
     return EXIREdgeDialectVerifier(edge_compile_config=config, class_only=True)
 
 
@@ -218,7 +219,7 @@ def export_and_lower(spec: CaseSpec):
             exported = torch.export.export(
                 model, tuple(built.inputs), dynamic_shapes=built.dynamic_shapes, strict=False
             )
-    config = _edge_compile_config(spec.check_ir_validity, spec.preserve_ops)
+    config = edge_compile_config(spec.check_ir_validity, spec.preserve_ops)
     edge = to_edge(copy.deepcopy(exported), compile_config=config).exported_program()
     return tuple(built.inputs), exported, edge
 

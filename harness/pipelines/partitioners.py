@@ -226,7 +226,9 @@ class PartitionerRun:
 
 def check_backend_partitioner(bp: BackendPartitioner, case) -> PartitionerRun:
     """Lower ``case``'s export program with ``bp`` through to_edge_transform_and_lower and judge it."""
-    from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+    from executorch.exir import to_edge_transform_and_lower
+
+    from harness.graphs.cases import edge_compile_config
 
     pass_name = f"partitioner.{bp.name}"
     out = PartitionerRun()
@@ -235,7 +237,7 @@ def check_backend_partitioner(bp: BackendPartitioner, case) -> PartitionerRun:
     try:
         manager = to_edge_transform_and_lower(
             case.program("export"), partitioner=[rec],
-            compile_config=EdgeCompileConfig(_check_ir_validity=case.spec.check_ir_validity))
+            compile_config=edge_compile_config(case.spec.check_ir_validity, case.spec.preserve_ops))
         out.lowered = manager.exported_program()
     except Exception as exc:  # noqa: BLE001 - a partitioner that raises is its verdict
         seconds = time.perf_counter() - started
