@@ -44,7 +44,8 @@ __all__ = ["BUILTIN_MODULES", "builtin_catalogs"]
 #        (zoo llama_decoder, et_llama: full profile); alignment only moves offsets.
 # PropagateDevicePass(skip_h2d_for_method_inputs, skip_d2h_for_method_outputs,
 #                     enable_non_cpu_memory_planning)
-#     -> none: it acts at delegate boundaries on a non-CPU device; nothing here is delegated.
+#     -> [device_copies] (copies on), [skip_io_copies] (all three on: the skips need the copies on); each after
+#        delegating the adds to a cuda:0 device (passes.prerequisites.DelegateAddsToDevice).
 # QuantFusionPass(_fix_node_meta_val, node_value_dict) -> [fix_meta_val]; both together are
 #     quant_fusion_and_const_prop_pass, an entry of its own.
 # reinplace_pass(ep, ops_to_inplace, inplace_overrides) -> [elementwise] (the default set, index_put, is in

@@ -23,7 +23,7 @@ parameterized pass is in :mod:`passes.catalog`.
 from __future__ import annotations
 
 from harness.catalog import Build, Catalog, Config, Lazy, entry, known
-from passes.prerequisites import OP_REPLACE, SPEC_PROP
+from passes.prerequisites import DELEGATE_TO_DEVICE, OP_REPLACE, SPEC_PROP
 
 __all__ = ["CATALOGS"]
 
@@ -32,6 +32,8 @@ P = "executorch.exir.passes"
 TO_OUT = f"{P}:ToOutVarPass"
 
 _PROGRAM_FN = Build("program_function")
+_DEVICE_COPIES = ("the et_copy._h2d_copy / _d2h_copy ops it inserts are not edge ops: it runs in to_executorch, "
+                  "after SpecPropPass, where the program has left the edge dialect its verifier checks")
 _MUTATES = ("mutates the graph module it is handed and returns a retraced copy; EdgeProgramManager.transform "
             "documents that it returns 'a copy', yet the caller's program changes too")
 _OUT_VARIANTS = ("out-variant ops and memory.alloc are the ExecuTorch dialect: the edge verifier rejects "
@@ -178,12 +180,27 @@ ENTRIES = (
     _e(f"{P}.normalize_transpose_pass:NormalizeTransposePass", stage="export", contract="aten.t -> aten.t_copy"),
     _e(f"{P}.normalize_view_copy_base_pass:NormalizeViewCopyBasePass",
        contract="every view_copy reads the first non-view upstream"),
-    _e(f"{P}.propagate_device_pass:PropagateDevicePass",
-       contract="H2D/D2H copies at delegate boundaries (none without delegates)",
-       known=(known("exercised", "acts only on executorch_call_delegate nodes whose lowered module has a "
-                    "'target_device' CompileSpec (e.g. cuda:0); passgate's programs are CPU programs without "
-                    "delegates, and no CPU backend sets that spec",
-                    "exir/passes/propagate_device_pass.py (PropagateDevicePass.call)", kind="precondition"),)),
+    _e(f"{P}.propagate_device_pass:PropagateDevicePass", build=Build(after=(DELEGATE_TO_DEVICE, SPEC_PROP)),
+       contract="tags the specs at delegate boundaries with the delegate's target device; run as to_executorch "
+                "runs it (after SpecPropPass) on a program whose adds a device partitioner delegated (ExecuTorch's "
+                "DeviceAwarePartitioner, target cuda:0): a graph without adds has no delegate to act on",
+       configs={"device_copies": Config(
+           Build("call", kwargs=(("enable_non_cpu_memory_planning", True),), after=(DELEGATE_TO_DEVICE, SPEC_PROP)),
+           contract="enable_non_cpu_memory_planning=True: H2D copies before each delegate input, D2H copies after "
+                    "each delegate output, device->host->device round trips between delegates elided",
+           known=(known("verifier", _DEVICE_COPIES, "exir/program/_program.py (edge_to_executorch_passes)",
+                        kind="by-design"),)),
+                "skip_io_copies": Config(
+           Build("call", kwargs=(("enable_non_cpu_memory_planning", True), ("skip_h2d_for_method_inputs", True),
+                                 ("skip_d2h_for_method_outputs", True)), after=(DELEGATE_TO_DEVICE, SPEC_PROP)),
+           contract="device copies, except that a program input feeding a delegate is tagged with the device "
+                    "instead of copied, and a delegate output that is a program output stays on the device",
+           known=(known("verifier", _DEVICE_COPIES, "exir/program/_program.py (edge_to_executorch_passes)",
+                        kind="by-design"),
+                  known("runs", "skip_h2d_for_method_inputs retags the spec of a program input that feeds a delegate, so "
+                        "it requires that input to have no other user and raises RuntimeError otherwise (a stated "
+                        "limit of the option)", "exir/passes/propagate_device_pass.py (_insert_h2d_copies)",
+                        kind="precondition")))}),
     _e(f"{P}.prune_empty_tensors_pass:PruneEmptyTensorsPass", contract="removes ops on empty tensors"),
     _e(f"{P}.quant_fusion_pass:QuantFusionPass", stage="quantized-edge", slow=True,
        contract="dequant -> op -> quant patterns -> quantized ops",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from harness.check import fingerprint
 from harness.check.exercised import meta_form
+from harness.check.metadata import snapshot
 
 __all__ = ["HandedForms", "handed_forms", "ResultForms", "changed", "op_counts", "op_diff",
            "changes_text"]
@@ -32,12 +33,13 @@ class HandedForms:
     ops: Counter
     canonical: tuple
     meta: tuple
+    meta_keys: dict  # metadata.snapshot: which META_CHECKS keys each call node carries (the meta_* checks' "before")
 
 
 def handed_forms(ep) -> HandedForms:
     """The forms of ``ep`` as it is now: of a case's fresh input (memoized by the runner), and of the program a
     ``PassSequence`` hands its entry's own step."""
-    return HandedForms(op_counts(ep.graph_module), fingerprint.canonical(ep), meta_form(ep))
+    return HandedForms(op_counts(ep.graph_module), fingerprint.canonical(ep), meta_form(ep), snapshot(ep.graph_module))
 
 
 class ResultForms:

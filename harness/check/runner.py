@@ -162,6 +162,9 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     forms = ResultForms(res)
     if run.entry_input is not None:  # run after prerequisites: what the entry itself changed, not what they did
         handed = run.entry_input
+        # metadata too: a node a prerequisite made without stack_trace (to_backend's delegate call) is not the
+        # entry's loss; the prerequisites answer for it under their own entries
+        before_meta = handed.meta_keys
     changes = op_diff(handed.ops, op_counts(res.graph_module))
     what = changed(changes, forms, handed)
     add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {
