@@ -9,9 +9,12 @@ taken at most once and shared with the rerun checks that compare the same forms.
 
 from __future__ import annotations
 
+import copy
 import functools
+import operator
 from collections import Counter
 from dataclasses import dataclass
+from typing import Optional
 
 from harness.check import fingerprint
 from harness.check.exercised import meta_form
@@ -34,12 +37,26 @@ class HandedForms:
     canonical: tuple
     meta: tuple
     meta_keys: dict  # metadata.snapshot: which META_CHECKS keys each call node carries (the meta_* checks' "before")
+    # the same program without its getitems nobody reads (None: it has none), see ``changed``
+    live: Optional["HandedForms"] = None
 
 
 def handed_forms(ep) -> HandedForms:
     """The forms of ``ep`` as it is now: of a case's fresh input (memoized by the runner), and of the program a
     ``PassSequence`` hands its entry's own step."""
-    return HandedForms(op_counts(ep.graph_module), fingerprint.canonical(ep), meta_form(ep), snapshot(ep.graph_module))
+    forms = HandedForms(op_counts(ep.graph_module), fingerprint.canonical(ep), meta_form(ep),
+                        snapshot(ep.graph_module))
+    if not _dead_getitems(ep.graph_module):
+        return forms
+    live = copy.deepcopy(ep)
+    for node in _dead_getitems(live.graph_module):
+        live.graph_module.graph.erase_node(node)
+    live.graph_module.recompile()
+    return HandedForms(forms.ops, forms.canonical, forms.meta, forms.meta_keys, handed_forms(live))
+
+
+def _dead_getitems(gm) -> list:
+    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target is operator.getitem and not n.users]
 
 
 class ResultForms:
@@ -70,13 +87,28 @@ def changed(changes: dict, forms: ResultForms, handed: HandedForms) -> dict:
     structure is. Metadata is compared name-blind and without the keys every
     ExportPass retrace rewrites (:func:`harness.check.exercised.meta_form`):
     a pass that only re-traced the program did nothing a check could flag.
+    For the same reason a result that is the handed program less the getitems
+    nobody reads counts as unchanged (``ops_changed`` still lists them,
+    ``changed`` says no): ExecuTorch's deserializer gives every output of a
+    multi-output op one (``<node>_unused_N``), ``to_edge``'s program has none
+    (:mod:`harness.graphs.forms`), and the dead-code elimination many passes
+    end with (19 QNN passes) drops them whether or not the pass did its work.
     """
+    what = _changed(bool(changes), forms, handed)
+    if handed.live is not None and any(what.values()):
+        live = _changed(bool(op_diff(handed.live.ops, op_counts(forms.program.graph_module))), forms, handed.live)
+        if not any(live.values()):
+            return live
+    return what
+
+
+def _changed(ops: bool, forms: ResultForms, handed: HandedForms) -> dict:
     try:
-        structure = bool(changes) or forms.canonical != handed.canonical
+        structure = ops or forms.canonical != handed.canonical
         metadata = not structure and meta_form(forms.program) != handed.meta
     except Exception:  # noqa: BLE001 - an unreadable result: runnable, verifier and the reruns say why
-        structure, metadata = bool(changes), False
-    return {"ops": bool(changes), "structure": structure, "metadata": metadata}
+        structure, metadata = ops, False
+    return {"ops": ops, "structure": structure, "metadata": metadata}
 
 
 def op_counts(gm) -> Counter:
