@@ -152,7 +152,13 @@ ENTRIES = (
                     "dim-order mode; XNNPACK runs it on its own delegated subgraph", kind="by-design"),)),
     _e(f"{P}.memory_format_ops_pass:MemoryFormatOpsPass", stage="export", build=Build(after=(OP_REPLACE,)),
        contract="memory_format ops -> dim_order ops; run where to_edge runs it: after OpReplacePass made the edge "
-                "ops taking memory_format (_to_copy, clone, empty.memory_format) it rewrites"),
+                "ops taking memory_format (_to_copy, clone, empty.memory_format) it rewrites",
+       known=(known("runs", "a clone keeps its input's dim order, and here a permute is still a view (permuted "
+                    "strides, dim order [0, 3, 1, 2], which no memory format names): to_edge turns views into "
+                    "*_copy ops first (ReplaceViewOpsWithViewCopyOpsPass, after run_decompositions), which this "
+                    "export-stage case has not had; run there, that pass raises on the program's aten.reshape",
+                    "exir/program/_program.py (_generate_edge_program)", graphs=("targeted_transforms_permutes",),
+                    kind="precondition"),)),
     _e(f"{P}.memory_planning_pass:MemoryPlanningPass", build=Build(after=(SPEC_PROP, TO_OUT)),
        contract="assigns every tensor spec a memory id and offset",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),),

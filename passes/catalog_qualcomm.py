@@ -60,11 +60,11 @@ _CONFIGS = {
         "insert_permute": Config(
             Build("program", kwargs=(("insert_permute", True),)),
             contract=f"insert_permute=True ({_PREPROCESS}): the permutes are inserted, not only tagged",
-            known=(known("runnable", "the convolutions now read channel-last (NHWC) activations, the layout QNN's op "
-                         "builders take; aten.convolution on CPU reads NCHW, so the program no longer runs",
-                         kind="by-design", graphs=("conv",)),
-                   known("verifier", "same cause: shape propagation of aten.convolution over the NHWC input fails",
-                         kind="by-design", graphs=("conv",))))},
+            known=(known("runnable", "the layout-sensitive ops (convolutions, pools) now read channel-last (NHWC) "
+                         "activations, the layout QNN's op builders take; the ATen kernels on CPU read NCHW, so the "
+                         "program no longer runs", kind="by-design", graphs=("conv", "targeted_qnn_ops")),
+                   known("verifier", "same cause: shape propagation of those ops over the NHWC input fails",
+                         kind="by-design", graphs=("conv", "targeted_qnn_ops"))))},
     "remove_redundancy:RemoveRedundancy": {
         "annotation": Config(Build("call", kwargs=(("quantization_capture", True),)), stage="export",
                              applies_to=(ANY_GRAPH,),

@@ -231,7 +231,10 @@ ENTRIES = (
     _e("rank_0_to_rank_1:Rank0ToRank1Pass", contract="rank-0 inputs become rank-1 (docstring)",
        known=(known("val_matches_execution", "rewrites only meta['val'] of rank-0 placeholders, to shape (1, 1) "
                     "(rank 2, not the rank 1 its docstring promises), while the buffer or input keeps shape (): "
-                    "metadata no longer describes the tensor", "backends/transforms/rank_0_to_rank_1.py"),)),
+                    "metadata no longer describes the tensor", "backends/transforms/rank_0_to_rank_1.py"),
+              known("verifier", "same cause: shape propagation from the rank-2 meta['val'] fails where the program "
+                    "expands the rank-0 value ('expand: the requested shape has too few dimensions')",
+                    "backends/transforms/rank_0_to_rank_1.py", graphs=("targeted_qnn_ops",)))),
     _e("remove_clone_ops:RemoveCloneOpsTransform", contract="removes clones that do not change dim order",
        configs={
            "quantized": Config(Build(), applies_to=("quantized",),

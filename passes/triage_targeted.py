@@ -11,6 +11,51 @@ from passes.triage_rule import ET, Rule
 __all__ = ["TARGETED_RULES"]
 
 TARGETED_RULES: tuple[Rule, ...] = (
+    Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",), r"Missing out variants: \{'aten::pad'\}",
+         "targeted_transforms_permutes keeps aten.pad whole (preserve_ops, as a backend that lowers pad itself "
+         "does): no portable kernel library has an out variant for it, and in such a flow the delegate consumes it "
+         "before to_executorch", "precondition"),
+    Rule(("ConvertBmmToMatmul",), ("verifier",), r"aten\.matmul\.default is not in Core ATen",
+         "its aten.matmul is what QNN keeps whole (get_skip_decomp_table), and QNN lowers with "
+         "_check_ir_validity=False (qnn_edge_config): the edge verifier is not its contract", "by-design",
+         upstream=ET + "backends/qualcomm/utils/utils.py (qnn_edge_config)"),
+    Rule(("DecomposeColIm",), ("verifier",), r"aten\.pixel_(un)?shuffle\.default is not in Core ATen",
+         "rewrites im2col/col2im into pixel_(un)shuffle, QNN ops that are not core ATen; QNN lowers with "
+         "_check_ir_validity=False (qnn_edge_config)", "by-design",
+         upstream=ET + "backends/qualcomm/utils/utils.py (qnn_edge_config)"),
+    Rule(("RecomposeRmsNorm",), ("verifier",), r"aten\.rms_norm\.default is not in Core ATen",
+         "recomposes aten.rms_norm, not a core ATen op: QNN lowers with _check_ir_validity=False (qnn_edge_config), "
+         "Samsung runs it inside EnnBackend.preprocess, where nothing checks the edge dialect", "by-design",
+         upstream=ET + "backends/qualcomm/utils/utils.py; backends/samsung/enn_preprocess.py"),
+    Rule(("RecomposeRmsNorm",), ("numerics",), r"Tensor-likes are not close",
+         "_get_gamma_node takes the first non-call_function argument of the output mul as the weight: for an "
+         "nn.RMSNorm without a weight that is the input itself, so it emits rms_norm(x, <whole shape>, x, eps) "
+         "(reports/upstream/repro_samsung_rms_norm_weightless.py)",
+         upstream=ET + "backends/samsung/_passes/compose_rms_norm.py (_get_gamma_node)"),
+    Rule(("RecomposePadMaxPool2d",), ("numerics", "val_matches_execution"), r".",
+         "moves max_pool2d's padding into a constant_pad_nd(-inf) but keeps ceil_mode=True, so a window PyTorch "
+         "drops (starting in the right padding) survives: (1, 2, 4, 4) instead of (1, 2, 3, 4); the new pool's "
+         "meta['val'] is the padded input's (reports/upstream/repro_qnn_recompose_pad_maxpool2d_ceil_mode.py)",
+         upstream=ET + "backends/qualcomm/_passes/recompose_pad_maxpool2d.py (call)"),
+    Rule(("DecomposeMaxPool3d",), ("numerics", "val_matches_execution"), r".",
+         "replaces the multi-output max_pool3d_with_indices by a plain tensor but keeps its getitem(., 0) user, "
+         "which then selects batch 0 (reports/upstream/repro_qnn_decompose_maxpool3d_batch.py)",
+         upstream=ET + "backends/qualcomm/_passes/decompose_maxpool3d.py (call)"),
+    Rule(("DecomposeWrapWithAutocast",), ("runs",), r"KeyError: 'arg\d+_\d+'",
+         "keys its operand remap by the outer names (x, p_w) while merge_decomposed_graph looks up the submodule's "
+         "placeholder names (arg0_1, ...): KeyError on any autocast region "
+         "(reports/upstream/repro_qnn_decompose_wrap_with_autocast_keyerror.py)",
+         upstream=ET + "backends/qualcomm/_passes/decompose_wrap_with_autocast.py (_replace)"),
+    Rule(("LiftConstantScalarOperands",), ("runs",), r"'WrapWithAutocast' object has no attribute '_schema'",
+         "reads every call's _schema; a wrap_with_autocast region is a higher-order op without one, which QNN's "
+         "export pipeline inlines first (DecomposeWrapWithAutocast runs before it in get_export_passes)",
+         "precondition", upstream=ET + "backends/qualcomm/_passes/qnn_pass_manager.py (get_export_passes)"),
+    Rule(("DecomposePDist",), ("verifier",), r"Invalid get_attr type",
+         "registers its index tensors as buffers read by get_attr; QNN's export pipeline lifts them right after "
+         "(lift_constant_tensor_pass in transform_for_export_pipeline)", "precondition",
+         upstream=ET + "backends/qualcomm/_passes/qnn_pass_manager.py (transform_for_export_pipeline)"),
+    Rule(("ConvertDtypePass",), ("runnable",), r"\"pdist\" not implemented for 'Half'",
+         "the float16 program is for a backend's kernels: the CPU reference has no float16 pdist", "precondition"),
     Rule(("CadenceToOutVarPass",), ("runs",), r"Missing out variants: \{'quantized_decomposed::",
          "a float program with quantized_decomposed quantize/dequantize called directly: those ops have no out "
          "variant, and Cadence's flow replaces them with cadence::quantize_per_tensor / dequantize_per_tensor "

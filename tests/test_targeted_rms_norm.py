@@ -124,7 +124,9 @@ def test_vulkan_fuses_the_two_rmsnorm_forms_of_the_to_edge_program(case, expecte
 def test_the_vulkan_pipeline_is_handed_the_form_its_pattern_reads(case):
     """A program loaded from ExecuTorch's serde has mean.dim's keepdim as a keyword, and RmsNormMatch reads it
     only as args[2] (len(mean_node.args) < 3: no match). The graph carries the tag as_lowered, so its passes
-    are handed the form to_edge returns: keepdim positional, both (1 + weight) forms found."""
+    are handed the form to_edge returns: keepdim positional, both (1 + weight) forms found, and the lifted eps
+    constants' fake values know their value again (FakeTensor.constant, which the load drops), so the
+    replacement reads eps as a number instead of guarding on a data-dependent symbol."""
     import executorch.backends.vulkan.patterns as vk_patterns
     from executorch.backends.vulkan.patterns.rms_norm import RmsNormMatch
 
@@ -132,3 +134,6 @@ def test_the_vulkan_pipeline_is_handed_the_form_its_pattern_reads(case):
     means = _calls(handed, "aten.mean.dim")
     assert means and not any("keepdim" in n.kwargs for n in means)
     assert len([m for m in vk_patterns.get_all_fusable_subgraphs(handed) if isinstance(m, RmsNormMatch)]) == 2
+    ep = case.program("edge")
+    assert vk_patterns.replace_all_fusable_subgraphs(ep, ep.graph_module) == 2
+    assert sorted(n.args[2] for n in _calls(ep.graph_module, VK_RMS_NORM)) == pytest.approx([1e-6, 1e-5])

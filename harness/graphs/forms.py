@@ -6,6 +6,8 @@ through a save and a load differs from the one ``to_edge`` returned in two
 ways: arguments that have defaults come back as keywords (``any.dim(x, 1,
 keepdim=True)`` where ``to_edge`` recorded ``any.dim(x, 1, True)``), and
 every output of a multi-output op gets a ``getitem``, the unused ones too.
+(A third, smaller one: the fake value of a lifted one-element constant, the
+eps of an ``x + 1e-6``, no longer knows its value, ``FakeTensor.constant``.)
 
 Both forms are real: a program loaded from a ``.pt2`` has the first, one
 handed straight from ``to_edge`` to a backend has the second. Passes differ
@@ -36,8 +38,23 @@ def as_lowered(ep):
             graph.erase_node(node)  # the deserializer's getitem of an output nobody reads
         elif node.kwargs and hasattr(node.target, "_schema"):
             node.args, node.kwargs = _positional(node.target._schema, node.args, dict(node.kwargs))
+    _restore_constant_values(ep)
     ep.graph_module.recompile()
     return ep
+
+
+def _restore_constant_values(ep) -> None:
+    """The fake values of lifted one-element tensors know their value again, as in ``to_edge``'s program (fake
+    tensor mode tracks ``constant`` for tensors of at most one element): a pass reading an eps with
+    ``meta['val'].item()`` (Vulkan's rms_norm pattern) gets the number, not a data-dependent symbol."""
+    values = {**ep.state_dict, **ep.constants}
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    for spec in ep.graph_signature.input_specs:
+        node, value = placeholders.get(spec.arg.name), values.get(spec.target)
+        fake = node.meta.get("val") if node is not None else None
+        if (value is not None and value.numel() <= 1 and hasattr(fake, "constant") and fake.constant is None
+                and tuple(fake.shape) == tuple(value.shape)):
+            fake.constant = value.detach().clone()
 
 
 def _positional(schema, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
