@@ -161,7 +161,13 @@ _KNOWN = {
               "self-attention (q @ k^T): an assertion on valid input", "backends/qualcomm/_passes/convert_bmm_to_matmul.py",
               graphs=("attention",)),),
     "i64_to_i32:I64toI32": (
-        known("input_unchanged", _MUTATES),),
+        known("input_unchanged", _MUTATES),
+        known("runs", "raises 'tensors used as indices must be long, int, byte or bool tensors' in the retrace of the "
+              "program to_edge returns (checked on a fresh to_edge, not only the handed form): _cast_constant_to_int32 "
+              "re-types the reflect pad's lifted int64 index constant, whose fake value still holds its int64 value "
+              "(FakeTensor.constant), and aten.index.Tensor's propagation fails; a program loaded from disk, without "
+              "that value, passes", "backends/qualcomm/_passes/i64_to_i32.py (_cast_constant_to_int32, call)",
+              graphs=("targeted_qnn_ops",))),
     "layout_transform:LayoutTransform": (
         known("input_unchanged", _MUTATES, graphs=("conv",)),
         known("runs", "with a dynamic batch dimension native_group_norm takes N as a sym_size node; traverse "

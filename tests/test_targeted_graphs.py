@@ -115,3 +115,25 @@ def test_trailing_arguments_equal_to_their_default_are_left_out():
     assert _positional(schema, (1, 2), {"keepdim": False}) == ((1, 2), {})
     schema = torch.ops.aten.mean.dim._schema  # dtype is keyword-only: it stays a keyword
     assert _positional(schema, ("x", [1]), {"keepdim": True, "dtype": None}) == (("x", [1], True), {"dtype": None})
+
+
+def _lifted_constants_known(ep) -> dict:
+    """Per buffer / constant input of ``ep``: does its placeholder's fake value hold its value?"""
+    vals = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    return {s.target: getattr(vals[s.arg.name], "constant", None) is not None
+            for s in ep.graph_signature.input_specs if s.kind.name in ("BUFFER", "CONSTANT_TENSOR")}
+
+
+def test_a_case_tagged_as_lowered_knows_its_lifted_constants_values_and_only_theirs():
+    """to_edge's program gives each lifted one-element constant a fake value that holds its value
+    (FakeTensor.constant); the load drops it, as_lowered restores it, and a module's own buffers (the mask of
+    targeted_aslowered) keep none, as in to_edge's program."""
+    from harness.graphs.cases import export_and_lower
+    from harness.graphs.forms import LIFTED_PREFIX
+
+    by_name = {s.name: s for s in load_dir(CORPUS)}
+    for name in ("targeted_rms_norm", "targeted_aslowered"):
+        _, _, fresh = export_and_lower(by_name[name])
+        assert _lifted_constants_known(load_case(by_name[name]).program("edge")) == _lifted_constants_known(fresh)
+    lifted = _lifted_constants_known(load_case(by_name["targeted_rms_norm"]).program("edge"))
+    assert lifted and all(known for target, known in lifted.items() if target.startswith(LIFTED_PREFIX))

@@ -26,6 +26,7 @@ import operator
 __all__ = ["AS_LOWERED", "as_lowered"]
 
 AS_LOWERED = "as_lowered"  # a case tag: hand its passes the program as to_edge returned it
+LIFTED_PREFIX = "_lifted_tensor_constant"  # the buffers executorch's lift_constant_tensor_pass makes
 
 
 def as_lowered(ep):
@@ -44,12 +45,16 @@ def as_lowered(ep):
 
 
 def _restore_constant_values(ep) -> None:
-    """The fake values of lifted one-element tensors know their value again, as in ``to_edge``'s program (fake
-    tensor mode tracks ``constant`` for tensors of at most one element): a pass reading an eps with
-    ``meta['val'].item()`` (Vulkan's rms_norm pattern) gets the number, not a data-dependent symbol."""
+    """The fake values of lifted one-element tensor constants know their value again, as in ``to_edge``'s program
+    (fake tensor mode tracks ``constant`` for the tensors a trace creates, of at most one element): a pass reading
+    an eps with ``meta['val'].item()`` (Vulkan's rms_norm pattern) gets the number, not a data-dependent symbol.
+    Only the constants ``lift_constant_tensor_pass`` lifted (``_lifted_tensor_constant<N>`` buffers): the
+    module's own buffers (a batch norm's num_batches_tracked) never had one."""
     values = {**ep.state_dict, **ep.constants}
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     for spec in ep.graph_signature.input_specs:
+        if not str(spec.target).startswith(LIFTED_PREFIX):
+            continue
         node, value = placeholders.get(spec.arg.name), values.get(spec.target)
         fake = node.meta.get("val") if node is not None else None
         if (value is not None and value.numel() <= 1 and hasattr(fake, "constant") and fake.constant is None
