@@ -43,7 +43,21 @@ def _mem(spec: str, contract: str, matches: str):
                               kind="precondition"),))
 
 
+_QUANTIZE_ATTRS = ("reads node.meta['quantize_attrs'], which only Samsung's AnnotateQparamsPass writes; "
+                   "EnnBackend.preprocess runs it after that pass and FoldQDQPass, and passgate's cases carry the "
+                   "XNNPACK quantizer's Q/DQ without Samsung's annotations")
 _SAMSUNG_KNOWN = {
+    "annotate_scalar_parameters:AnnotateScalarParametersPass": (
+        known("exercised", "annotates a 0-d operand of a mul/add/sub/div that carries quantize_attrs: " + _QUANTIZE_ATTRS
+              + " (and the catalog runs it on float graphs, where no node has them)",
+              "backends/samsung/enn_preprocess.py (EnnBackend.preprocess)", kind="precondition"),),
+    "insert_qdq:InsertQDQPass": (
+        known("exercised", "inserts Q/DQ at the graph's inputs and outputs from their annotations: " + _QUANTIZE_ATTRS,
+              "backends/samsung/_passes/insert_qdq.py (_add_qdq)", kind="precondition"),),
+    "transform_quantized_mask:TransformQuantizedMaskPass": (
+        known("exercised", "needs a graph input named attention_mask reaching a mul that feeds add(div, .), the div "
+              "annotated: " + _QUANTIZE_ATTRS, "backends/samsung/_passes/transform_quantized_mask.py (get_mask_mul)",
+              kind="precondition"),),
     "customized_constant_prop:ConstantPropPass": (
         known("verifier", "calls constant_prop_pass with its default _skip_dim_order=True, so an output that folds to a "
               "constant is returned through aten.clone, which the edge verifier rejects in dim-order mode; Samsung "
@@ -101,7 +115,11 @@ CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
     _mem("GenerateIdmaConstraints", "records iDMA placement constraints",
          "cadence.idma_load/idma_store/idma_wait.out (recorded only into the MemConstraints object), which only "
          "Cadence's own iDMA lowering inserts"),
-    entry("cadence", f"{B}.cadence.aot.memory_planning:SimplifyIdmaOpsPass", contract="simplifies iDMA copies"),
+    entry("cadence", f"{B}.cadence.aot.memory_planning:SimplifyIdmaOpsPass", contract="simplifies iDMA copies",
+          known=(known("exercised", "rewrites only cadence idma_load.out / idma_store.out, out variants of iDMA ops "
+                       "no ExecuTorch pass inserts (upstream's tests build them by hand); it runs inside "
+                       "CadenceMemoryPlanning.run after memory planning, past the edge dialect of passgate's cases",
+                       "backends/cadence/aot/memory_planning.py (SimplifyIdmaOpsPass.call)", kind="precondition"),)),
     *(entry("cadence", f"{B}.cadence.aot.reorder_ops:{name}", contract=c) for name, c in (
         ("AdvanceQuantizeOpAboveDefInBranchPass", "quantize ops moved above their producer in branches"),
         ("AdvanceQuantizeOpAboveDefChainPass", "quantize ops moved up chains of movable ops"),

@@ -32,6 +32,12 @@ P = "executorch.exir.passes"
 TO_OUT = f"{P}:ToOutVarPass"
 
 _PROGRAM_FN = Build("program_function")
+
+
+def _by_design(reason: str, upstream: str):
+    """Why no program ``to_edge`` makes can make this entry change anything."""
+    return known("exercised", reason, upstream, kind="by-design")
+
 _DEVICE_COPIES = ("the et_copy._h2d_copy / _d2h_copy ops it inserts are not edge ops: it runs in to_executorch, "
                   "after SpecPropPass, where the program has left the edge dialect its verifier checks")
 _MUTATES = ("mutates the graph module it is handed and returns a retraced copy; EdgeProgramManager.transform "
@@ -99,7 +105,11 @@ ENTRIES = (
            Build("call", kwargs=(("ignore_to_out_var_failure", True),), after=(SPEC_PROP,)), applies_to=("quantized",),
            contract="ignore_to_out_var_failure=True on quantized graphs: ops without an out variant (the "
                     "quantized_decomposed Q/DQ ops) stay functional instead of raising 'Missing out variants'")}),
-    _e(f"{P}:dead_code_elimination_pass", contract="removes nodes without users or side effects"),
+    _e(f"{P}:dead_code_elimination_pass", contract="removes nodes without users or side effects",
+       known=(_by_design("to_edge ends with this very pass (base_post_op_replace_passes), so an edge program has no "
+                         "dead node but impure ones it keeps too; the only dead nodes of a loaded case are the "
+                         "deserializer's <node>_unused_N getitems, which exercised does not count",
+                         "exir/passes/__init__.py (dead_code_elimination_pass, base_post_op_replace_passes)"),)),
     _e(f"{P}:to_scratch_op_pass", build=Build(after=(SPEC_PROP, TO_OUT)),
        contract="out variants that need scratch memory get alloc'ed scratch arguments",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),
@@ -138,7 +148,12 @@ ENTRIES = (
                 "to_executorch runs it: it tags only parameters whose meta['spec'] says const and whose gradient "
                 "is an output (GRADIENT_TO_PARAMETER: a joint training program, targeted_exir_joint)"),
     _e(f"{P}.fold_redundant_qdq_pass:FoldRedundantDequantizeQuantizePass", stage="quantized-edge",
-       contract="folds dequantize -> quantize pairs with matching qparams"),
+       contract="folds dequantize -> quantize pairs with matching qparams",
+       known=(_by_design("to_edge runs this very pass (base_pre_op_replace_passes) after run_decompositions erased the "
+                         "no-ops between a dequantize and a quantize, and nothing after it puts them side by side "
+                         "again: no edge program keeps such a pair (checked: a dq -> to.dtype -> q the pass folds on "
+                         "the core ATen program is gone from the edge one)",
+                         "exir/passes/fold_redundant_qdq_pass.py; exir/passes/__init__.py (base_pre_op_replace_passes)"),)),
     _e(f"{P}.init_mutable_pass:InitializedMutableBufferPass", build=Build("call", (["running_", "cache"],)),
        contract="marks buffers whose name matches a pattern as initialized (meta['et_init_buffer'])"),
     _e(f"{P}.insert_write_back_for_buffers_pass:insert_write_back_for_buffers_pass",
@@ -207,7 +222,11 @@ ENTRIES = (
                         "it requires that input to have no other user and raises RuntimeError otherwise (a stated "
                         "limit of the option)", "exir/passes/propagate_device_pass.py (_insert_h2d_copies)",
                         kind="precondition")))}),
-    _e(f"{P}.prune_empty_tensors_pass:PruneEmptyTensorsPass", contract="removes ops on empty tensors"),
+    _e(f"{P}.prune_empty_tensors_pass:PruneEmptyTensorsPass", contract="removes ops on empty tensors",
+       known=(_by_design("matches node.target == torch.ops.aten.cat.default, an ATen overload: in an edge program every "
+                         "cat is the edge op, an EdgeOpOverload equal only to itself, and to_edge already pruned empty "
+                         "cat inputs on the ATen program (base_pre_op_replace_passes)",
+                         "exir/passes/prune_empty_tensors_pass.py (PruneEmptyTensorsPass.call)"),)),
     _e(f"{P}.quant_fusion_pass:QuantFusionPass", stage="quantized-edge", slow=True,
        contract="dequant -> op -> quant patterns -> quantized ops",
        configs={"fix_meta_val": Config(
@@ -239,14 +258,24 @@ ENTRIES = (
                         "exir/passes/reinplace.py (reinplace_pass)")))}),
     _e(f"{P}.remove_graph_asserts_pass:RemoveGraphAssertsPass", contract="removes assert ops"),
     _e(f"{P}.remove_graph_asserts_pass:RemoveNonCoreAtenOpGraphAssertsPass",
-       contract="removes assert ops that are not core ATen"),
+       contract="removes assert ops that are not core ATen",
+       known=(_by_design("removes only aten._assert_tensor_metadata, which torch.export puts before .to(dtype): "
+                         "_generate_edge_program runs this pass first, so no edge program has one",
+                         "exir/program/_program.py (_generate_edge_program)"),)),
     _e(f"{P}.remove_mixed_type_operators:RemoveMixedTypeOperators", stage="export",
        contract="explicit casts where binary ops mix dtypes (ATen ops: on edge ops it matches nothing)",
        known=(known("runs", "raises AttributeError ('float' object has no attribute 'data') on a Python scalar "
                     "operand (x * 0.5): to_edge runs ScalarToTensorPass just before it, so it never sees one",
                     "exir/passes/remove_mixed_type_operators.py (call_operator)", kind="precondition"),)),
-    _e(f"{P}.remove_noop_pass:RemoveNoopPass", contract="removes ops that pass their input through"),
-    _e(f"{P}.remove_noop_pass:RemoveToCopyPass", contract="removes _to_copy ops that change nothing"),
+    _e(f"{P}.remove_noop_pass:RemoveNoopPass", contract="removes ops that pass their input through",
+       known=(_by_design("matches the ATen overloads to.dtype and slice_copy.Tensor: run_decompositions removes to.dtype "
+                         "and OpReplacePass makes slice_copy an edge op, which never equals the ATen one; to_edge runs "
+                         "this pass itself on the core ATen program (base_pre_op_replace_passes)",
+                         "exir/passes/remove_noop_pass.py (RemoveNoopPass.call)"),)),
+    _e(f"{P}.remove_noop_pass:RemoveToCopyPass", contract="removes _to_copy ops that change nothing",
+       known=(_by_design("matches the ATen overload _to_copy.default, which an edge program has only as an edge op "
+                         "(and MemoryFormatOpsPass makes _to_dim_order_copy); to_edge runs it on the core ATen program",
+                         "exir/passes/remove_noop_pass.py (RemoveToCopyPass.call)"),)),
     _e(f"{P}.remove_unused_parameters_pass:remove_unused_parameters_pass", build=_PROGRAM_FN, stage="export",
        contract="drops parameters no node reads"),
     _e(f"{P}.replace_aten_with_edge_pass:OpReplacePass", stage="export",

@@ -43,6 +43,10 @@ def uint8_io(node):
 _PREPROCESS = "as QnnPassManager.transform_for_preprocess_pipeline builds it"
 # module:Class -> the constructions QnnPassManager uses beside the capture-program one
 _CONFIGS = {
+    "decompose_reciprocal:DecomposeReciprocal": {
+        "export": Config(Build(), stage="export", inherit_known=False,
+                         contract="on the ATen program, as QNN's HTP/LPAI export and annotation pipelines run it: "
+                                  "aten.reciprocal -> div(1, x)")},
     "annotate_quant_attrs:AnnotateQuantAttrs": {
         "skip_advanced_requant": Config(Build("program", kwargs=(("skip_advanced_requant", True),)),
                                         contract="skip_advanced_requant=True: requantize only where the dtype "
@@ -155,7 +159,35 @@ _TABLE = (
      "tags quantized IO nodes (none in a float program)"),
 )
 
+_QCOM_ATTRS = ("reads the QCOM_QUANT_ATTRS / QCOM_REQUANTIZE records only QNN's AnnotateQuantAttrs writes, in "
+               "QnnBackend.preprocess after FoldQDQ; passgate's quantized cases carry the XNNPACK quantizer's Q/DQ "
+               "without them")
 _KNOWN = {
+    "build_quant_io:BuildQuantIo": (
+        known("exercised", "re-specs only nodes TagQuantIO tagged QCOM_QUANTIZED_IO (given a get_quant_io_dtype_fn) and "
+              "executorch_call_delegate nodes: upstream runs it in to_executorch of a QNN-lowered program "
+              "(ExecutorchBackendConfig(passes=[BuildQuantIo()])), which passgate's programs are not",
+              "backends/qualcomm/_passes/build_quant_io.py (BuildQuantIo._build)", kind="precondition"),),
+    "insert_cast_for_fp_act_quantized_weight:InsertCastForFpActQuantizedWeight": (
+        known("exercised", "acts on a conv/linear with a float activation and a weight whose QCOM_QUANT_ATTRS says "
+              "quantized: " + _QCOM_ATTRS,
+              "backends/qualcomm/_passes/insert_cast_for_fp_act_quantized_weight.py (_has_quantized_weight)",
+              kind="precondition"),),
+    "insert_io_qdq:InsertIOQDQ": (
+        known("exercised", "inserts Q/DQ at inputs and outputs from their QCOM_QUANT_ATTRS encoding: " + _QCOM_ATTRS,
+              "backends/qualcomm/_passes/insert_io_qdq.py (InsertIOQDQ._insert)", kind="precondition"),),
+    "insert_requantize:InsertRequantize": (
+        known("exercised", "inserts a convert only where a q -> dq -> q -> dq chain changes qparams: " + _QCOM_ATTRS,
+              "backends/qualcomm/_passes/insert_requantize.py (InsertRequantize._insert)", kind="precondition"),),
+    "decompose_reciprocal:DecomposeReciprocal": (
+        known("exercised", "matches only torch.ops.aten.reciprocal, an ATen target: at the edge stage every "
+              "reciprocal is the edge op (QNN's own HTP pass list says 'Reciprocal no longer appears at to_edge "
+              "stage'); [export] runs it on the ATen program, where upstream's export pipeline does its work",
+              "backends/qualcomm/_passes/backends/htp/qnn_htp_pass_manager.py", kind="by-design"),),
+    "decompose_wrap_with_autocast:DecomposeWrapWithAutocast": (
+        known("exercised", "the one graph with an autocast region (targeted_qnn_ops) makes it raise KeyError "
+              "(reports/upstream/repro_qnn_decompose_wrap_with_autocast_keyerror.py), so no case records a change",
+              "backends/qualcomm/_passes/decompose_wrap_with_autocast.py (_replace)"),),
     "convert_bmm_to_matmul:ConvertBmmToMatmul": (
         known("runs", "asserts 'Found a new pattern needed be converted to linear op' on the bmm of a plain "
               "self-attention (q @ k^T): an assertion on valid input", "backends/qualcomm/_passes/convert_bmm_to_matmul.py",

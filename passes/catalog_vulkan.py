@@ -64,7 +64,14 @@ ENTRIES = (
     _e("fuse_patterns:FusePatternsPass", stage="quantized-edge", build=Build("program_attr"), slow=True,
        contract="matches the Vulkan pattern registry (quantized linear/conv, rotary, SDPA, ...) and fuses to et_vk ops"),
     _e("fuse_quantized_ops:FuseQuantizedOpsTransform", stage="quantized-edge", build=Build("program_attr"),
-       contract="dequant -> linear patterns with channelwise/groupwise weights -> et_vk quantized linear"),
+       contract="dequant -> linear patterns with channelwise/groupwise weights -> et_vk quantized linear",
+       known=(known("exercised", "matches only aten.linear whose weight is a dequantize_per_channel of an int8 "
+                    "parameter and whose activation is not dequantized (weight-only quantization): to_edge "
+                    "decomposes a linear into permute_copy + addmm (VulkanBackend.preprocess rebuilds it with "
+                    "AddmmToLinearTransform first, as the vulkan pipeline does), and the PT2E XNNPACK static config "
+                    "of the quantized cases also quantizes the activation",
+                    "backends/vulkan/_passes/fuse_quantized_ops.py (matches_linear_qcnw_pattern)",
+                    kind="precondition"),)),
     _e("insert_dtype_promotion:InsertDtypePromotionPass",
        contract="_to_copy before binary ops whose inputs differ in dtype",
        # acts on a mixed-dtype comparison (torch.gt(int32, float32)): the mixed_dtype_compare rule draws them

@@ -19,8 +19,9 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "its aten.matmul is what QNN keeps whole (get_skip_decomp_table), and QNN lowers with "
          "_check_ir_validity=False (qnn_edge_config): the edge verifier is not its contract", "by-design",
          upstream=ET + "backends/qualcomm/utils/utils.py (qnn_edge_config)"),
-    Rule(("DecomposeColIm",), ("verifier",), r"aten\.pixel_(un)?shuffle\.default is not in Core ATen",
-         "rewrites im2col/col2im into pixel_(un)shuffle, QNN ops that are not core ATen; QNN lowers with "
+    Rule(("DecomposeColIm", "RecomposePixelUnshuffle"), ("verifier",),
+         r"aten\.pixel_(un)?shuffle\.default is not in Core ATen",
+         "emits pixel_(un)shuffle (from im2col/col2im, or recomposed), QNN ops that are not core ATen; QNN lowers with "
          "_check_ir_validity=False (qnn_edge_config)", "by-design",
          upstream=ET + "backends/qualcomm/utils/utils.py (qnn_edge_config)"),
     Rule(("RecomposeRmsNorm",), ("verifier",), r"aten\.rms_norm\.default is not in Core ATen",

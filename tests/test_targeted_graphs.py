@@ -14,7 +14,7 @@ from harness.fuzz.corpus import load_dir
 from harness.graphs.cases import load_case
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
-PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_", "targeted_aslowered")
+PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_", "targeted_aslowered", "targeted_misc_")
 TARGETED = [s for s in load_dir(CORPUS) if s.name.startswith(PREFIXES)]
 
 
@@ -137,3 +137,18 @@ def test_a_case_tagged_as_lowered_knows_its_lifted_constants_values_and_only_the
         assert _lifted_constants_known(load_case(by_name[name]).program("edge")) == _lifted_constants_known(fresh)
     lifted = _lifted_constants_known(load_case(by_name["targeted_rms_norm"]).program("edge"))
     assert lifted and all(known for target, known in lifted.items() if target.startswith(LIFTED_PREFIX))
+
+
+@pytest.mark.parametrize("name", ["samsung.FuseActivationPass", "qualcomm.RecomposePixelUnshuffle",
+                                  "qualcomm.DecomposeFloorDivide", "qualcomm.DecomposeReciprocal[export]"])
+def test_targeted_misc_ops_exercises_the_entries_it_names(name):
+    """Each region of targeted_misc_ops is the one plain op its entry needs: the entry changes the case (the
+    conv's fused activation is recorded as metadata), and the result still computes what eager does."""
+    from harness.catalog.registry import load_catalogs
+    from harness.check.runner import check_pass_on_case
+
+    catalog = load_catalogs()[name.split(".")[0]]
+    loaded = next(e for e in catalog.entries if e.name == name).loaded()
+    got = {r.check: r for r in check_pass_on_case(loaded, load_case(_spec("targeted_misc_ops")))}
+    assert any(got["runs"].details["changed"].values()), got["runs"].message
+    assert got["numerics"].status.value == "pass", got["numerics"].message
