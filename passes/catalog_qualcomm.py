@@ -162,6 +162,7 @@ _TABLE = (
 _QCOM_ATTRS = ("reads the QCOM_QUANT_ATTRS / QCOM_REQUANTIZE records only QNN's AnnotateQuantAttrs writes, in "
                "QnnBackend.preprocess after FoldQDQ; passgate's quantized cases carry the XNNPACK quantizer's Q/DQ "
                "without them")
+_INT_FLOOR_DIV = ("corpus_95d5c773", "targeted_misc_ops")  # the graphs with an integer floor division
 _KNOWN = {
     "build_quant_io:BuildQuantIo": (
         known("exercised", "re-specs only nodes TagQuantIO tagged QCOM_QUANTIZED_IO (given a get_quant_io_dtype_fn) and "
@@ -253,15 +254,15 @@ _KNOWN = {
               "returns has shape (1,) instead of ()", "backends/qualcomm/_passes/decompose_any.py (Any.forward)",
               graphs=("corpus_ac0ffe7e",))),
     "decompose_div_mode:DecomposeDivMode": (
-        known("numerics", "decomposes an integer div(x, y, rounding_mode='floor') into div.Tensor + floor with no "
+        known("numerics", "decomposes an integer div(x, y, rounding_mode='floor') (torch.floor_divide lowers to it) into div.Tensor + floor with no "
               "cast back: div.Tensor is true division, so the int32 result becomes float32",
-              "backends/qualcomm/_passes/decompose_div_mode.py", graphs=("corpus_95d5c773",)),
+              "backends/qualcomm/_passes/decompose_div_mode.py", graphs=_INT_FLOOR_DIV),
         known("val_matches_execution", "same cause: the new div and floor copy the int32 meta['val'] of the div "
               "they replace but compute float32", "backends/qualcomm/_passes/decompose_div_mode.py",
-              graphs=("corpus_95d5c773",)),
+              graphs=_INT_FLOOR_DIV),
         known("verifier", "same cause: the edge verifier rejects div.Tensor with int32 inputs and an int32 result, "
               "and floor with a float32 input and an int32 result", "backends/qualcomm/_passes/decompose_div_mode.py",
-              graphs=("corpus_95d5c773",))),
+              graphs=_INT_FLOOR_DIV)),
     "decompose_remainder:DecomposeRemainder": (
         known("numerics", "decomposes an integer remainder into x - floor(x / y) * y with div.Tensor, which is true "
               "division, and no cast back: the int8/int32 remainder becomes a float32 tensor",
