@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import operator
 from collections import Counter
 from dataclasses import dataclass
 from typing import Optional
@@ -19,6 +18,7 @@ from typing import Optional
 from harness.check import fingerprint
 from harness.check.exercised import meta_form
 from harness.check.metadata import snapshot
+from harness.graphs.forms import unused_getitems
 
 __all__ = ["HandedForms", "handed_forms", "ResultForms", "changed", "op_counts", "op_diff",
            "changes_text"]
@@ -46,17 +46,13 @@ def handed_forms(ep) -> HandedForms:
     ``PassSequence`` hands its entry's own step."""
     forms = HandedForms(op_counts(ep.graph_module), fingerprint.canonical(ep), meta_form(ep),
                         snapshot(ep.graph_module))
-    if not _dead_getitems(ep.graph_module):
+    if not unused_getitems(ep.graph_module):
         return forms
     live = copy.deepcopy(ep)
-    for node in _dead_getitems(live.graph_module):
+    for node in unused_getitems(live.graph_module):
         live.graph_module.graph.erase_node(node)
     live.graph_module.recompile()
     return HandedForms(forms.ops, forms.canonical, forms.meta, forms.meta_keys, handed_forms(live))
-
-
-def _dead_getitems(gm) -> list:
-    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target is operator.getitem and not n.users]
 
 
 class ResultForms:

@@ -47,7 +47,7 @@ from harness.check.execution import execute, input_draws
 from harness.check.exercised import change_signature
 from harness.check.invoke import PassRun, run_pass
 from harness.check.loading import LoadedPass
-from harness.check.metadata import META_CHECKS, seed_metadata, snapshot
+from harness.check.metadata import META_CHECKS, seed_metadata
 from harness.check.numerics import compare_outputs
 from harness.core.config import RunConfig
 from harness.core.kinds import Outcome
@@ -140,7 +140,6 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     _recorded_fingerprint(case, stage)
 
     ep = _fresh_input(case, stage)
-    before_meta = snapshot(ep.graph_module)
     handed_fp = fingerprint.exact(ep.graph_module, ep)
     handed = _input_forms(case, stage, ep)  # before the run: a pass may edit ``ep`` in place
     run = run_pass(loaded, ep, config.timeout)
@@ -161,16 +160,15 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     res = run.program
     forms = ResultForms(res)
     if run.entry_input is not None:  # run after prerequisites: what the entry itself changed, not what they did
+        # metadata too (handed.meta_keys): a node a prerequisite made without stack_trace (to_backend's delegate
+        # call) is not the entry's loss; the prerequisites answer for it under their own entries
         handed = run.entry_input
-        # metadata too: a node a prerequisite made without stack_trace (to_backend's delegate call) is not the
-        # entry's loss; the prerequisites answer for it under their own entries
-        before_meta = handed.meta_keys
     changes = op_diff(handed.ops, op_counts(res.graph_module))
     what = changed(changes, forms, handed)
     add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {
         "ops_changed": changes, "changed": what, "change_signature": change_signature(changes, what)}),
         run.seconds)
-    _judge_structure(add, res, run, before_meta)
+    _judge_structure(add, res, run, handed.meta_keys)
     _judge_execution(add, res, case, stage, config, config.semantics or loaded.semantics)
     if run.has_ensures:
         add("ensures", verifiers.Verdict(Status.FAIL, f"ensures failed: {run.ensures_error}")

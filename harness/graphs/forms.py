@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import operator
 
-__all__ = ["AS_LOWERED", "as_lowered"]
+__all__ = ["AS_LOWERED", "as_lowered", "unused_getitems"]
 
 AS_LOWERED = "as_lowered"  # a case tag: hand its passes the program as to_edge returned it
 LIFTED_PREFIX = "_lifted_tensor_constant"  # the buffers executorch's lift_constant_tensor_pass makes
@@ -32,16 +32,22 @@ LIFTED_PREFIX = "_lifted_tensor_constant"  # the buffers executorch's lift_const
 def as_lowered(ep):
     """``ep`` (loaded from the cache) rewritten in place into the form ``to_edge`` returned; returns ``ep``."""
     graph = ep.graph_module.graph
+    unused = set(unused_getitems(ep.graph_module))
     for node in list(graph.nodes):
         if node.op != "call_function":
             continue
-        if node.target is operator.getitem and not node.users:
+        if node in unused:
             graph.erase_node(node)  # the deserializer's getitem of an output nobody reads
         elif node.kwargs and hasattr(node.target, "_schema"):
             node.args, node.kwargs = _positional(node.target._schema, node.args, dict(node.kwargs))
     _restore_constant_values(ep)
     ep.graph_module.recompile()
     return ep
+
+
+def unused_getitems(gm) -> list:
+    """The getitems of ``gm`` nobody reads: the loaded form has one per unused output of a multi-output op."""
+    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target is operator.getitem and not n.users]
 
 
 def _restore_constant_values(ep) -> None:
