@@ -7,7 +7,8 @@ orders them, and are built with ``after``; ``OpReplacePass`` turns ATen ops into
 edge ops, so it runs on the ``export`` program, as do the passes ``to_edge`` runs
 on the ATen program before it (``NormalizeTransposePass``, ``ScalarToTensorPass``,
 ``SymToTensorPass``, ``RemoveMixedTypeOperators``, ``ReplaceBrokenOpsWithFunctionalOpsPass``,
-``remove_unused_parameters_pass``, ``convert_constant_dim_order_pass``): on an edge
+``remove_unused_parameters_pass``, ``convert_constant_dim_order_pass``, ``PruneEmptyTensorsPass``,
+``RemoveNonCoreAtenOpGraphAssertsPass``): on an edge
 program they find nothing left to do. passgate's ``export`` program is the
 training IR, not the core ATen program ``to_edge`` decomposes to first; where
 that shows, a ``precondition`` known failure says so.
@@ -222,11 +223,9 @@ ENTRIES = (
                         "it requires that input to have no other user and raises RuntimeError otherwise (a stated "
                         "limit of the option)", "exir/passes/propagate_device_pass.py (_insert_h2d_copies)",
                         kind="precondition")))}),
-    _e(f"{P}.prune_empty_tensors_pass:PruneEmptyTensorsPass", contract="removes ops on empty tensors",
-       known=(_by_design("matches node.target == torch.ops.aten.cat.default, an ATen overload: in an edge program every "
-                         "cat is the edge op, an EdgeOpOverload equal only to itself, and to_edge already pruned empty "
-                         "cat inputs on the ATen program (base_pre_op_replace_passes)",
-                         "exir/passes/prune_empty_tensors_pass.py (PruneEmptyTensorsPass.call)"),)),
+    _e(f"{P}.prune_empty_tensors_pass:PruneEmptyTensorsPass", stage="export",
+       contract="removes empty inputs of aten.cat (ATen ops: to_edge runs it on the ATen program, "
+                "base_pre_op_replace_passes; on edge ops it matches nothing)"),
     _e(f"{P}.quant_fusion_pass:QuantFusionPass", stage="quantized-edge", slow=True,
        contract="dequant -> op -> quant patterns -> quantized ops",
        configs={"fix_meta_val": Config(
@@ -257,14 +256,17 @@ ENTRIES = (
                   known("meta_nn_module_stack", "likewise: the in-place node carries no nn_module_stack",
                         "exir/passes/reinplace.py (reinplace_pass)")))}),
     _e(f"{P}.remove_graph_asserts_pass:RemoveGraphAssertsPass", contract="removes assert ops"),
-    _e(f"{P}.remove_graph_asserts_pass:RemoveNonCoreAtenOpGraphAssertsPass",
-       contract="removes assert ops that are not core ATen",
-       known=(_by_design("removes only aten._assert_tensor_metadata, which torch.export puts before .to(dtype): "
-                         "_generate_edge_program runs this pass first, so no edge program has one",
-                         "exir/program/_program.py (_generate_edge_program)"),)),
+    _e(f"{P}.remove_graph_asserts_pass:RemoveNonCoreAtenOpGraphAssertsPass", stage="export",
+       contract="removes aten._assert_tensor_metadata, which torch.export puts before .to(dtype) (to_edge runs it "
+                "on the ATen program, _generate_edge_program: no edge program has one)"),
     _e(f"{P}.remove_mixed_type_operators:RemoveMixedTypeOperators", stage="export",
        contract="explicit casts where binary ops mix dtypes (ATen ops: on edge ops it matches nothing)",
-       known=(known("runs", "raises AttributeError ('float' object has no attribute 'data') on a Python scalar "
+       known=(known("runs", "calls torch.tensor(arg.data) on a non-tensor operand: targeted_asserts' x * i.item() "
+                    "hands it an unbacked SymInt, whose value it cannot read (GuardOnDataDependentSymNode); to_edge's "
+                    "decompositions make that operand a scalar_tensor first, so it never sees one",
+                    "exir/passes/remove_mixed_type_operators.py (call_operator)", graphs=("targeted_asserts",),
+                    kind="precondition"),
+              known("runs", "raises AttributeError ('float' object has no attribute 'data') on a Python scalar "
                     "operand (x * 0.5): to_edge runs ScalarToTensorPass just before it, so it never sees one",
                     "exir/passes/remove_mixed_type_operators.py (call_operator)", kind="precondition"),)),
     _e(f"{P}.remove_noop_pass:RemoveNoopPass", contract="removes ops that pass their input through",

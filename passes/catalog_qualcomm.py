@@ -40,6 +40,17 @@ def uint8_io(node):
     return None
 
 
+# The passes that read AnnotateQuantAttrs' records run after it and FoldQDQ, as QNN runs them: AnnotateQuantAttrs ->
+# FoldQDQ -> ... -> LayoutTransform -> InsertCastForFpActQuantizedWeight in the capture program
+# (get_passes_dependency_for_capture_program), then FoldQDQ(force_fold) -> InsertRequantize -> InsertIOQDQ in
+# QnnBackend.preprocess, on the delegated subgraph that keeps the capture program's node metadata. FoldQDQ is
+# built as the capture program builds it (force_fold=False): its parameter dequantizes stay, so the program
+# still runs on CPU; the preprocess fold of them changes nothing these passes read (InsertIOQDQ skips
+# parameters, InsertRequantize reads QCOM_REQUANTIZE only).
+ANNOTATE_QUANT_ATTRS = f"{P}.annotate_quant_attrs:AnnotateQuantAttrs"
+FOLD_QDQ = f"{P}.fold_qdq:FoldQDQ"
+LAYOUT_TRANSFORM = f"{P}.layout_transform:LayoutTransform"
+INSERT_REQUANTIZE = f"{P}.insert_requantize:InsertRequantize"
 _PREPROCESS = "as QnnPassManager.transform_for_preprocess_pipeline builds it"
 # module:Class -> the constructions QnnPassManager uses beside the capture-program one
 _CONFIGS = {
@@ -138,9 +149,15 @@ _TABLE = (
     ("fuse_consecutive_cast:FuseConsecutiveCast", "edge", Build(), "consecutive casts fused"),
     ("fuse_consecutive_transpose:FuseConsecutiveTranspose", "edge", Build(), "consecutive permutes fused"),
     ("i64_to_i32:I64toI32", "edge", PROG, "int64 tensors -> int32 with casts"),
-    ("insert_cast_for_fp_act_quantized_weight:InsertCastForFpActQuantizedWeight", "quantized-edge", PROG,
-     "fp32/fp16 casts around float-activation quantized-weight ops"),
-    ("insert_io_qdq:InsertIOQDQ", "quantized-edge", PROG, "Q/DQ at the delegated subgraph's IO"),
+    ("insert_cast_for_fp_act_quantized_weight:InsertCastForFpActQuantizedWeight", "quantized-edge",
+     Build("program", after=(ANNOTATE_QUANT_ATTRS, FOLD_QDQ, LAYOUT_TRANSFORM)),
+     "fp32/fp16 casts around float-activation quantized-weight ops; run after AnnotateQuantAttrs, FoldQDQ and "
+     "LayoutTransform, as QnnPassManager's capture-program dependencies order it (on the XNNPACK-quantized cases "
+     "it acts on the convolutions fused with a relu, whose own output that quantizer leaves unquantized)"),
+    ("insert_io_qdq:InsertIOQDQ", "quantized-edge",
+     Build("program", after=(ANNOTATE_QUANT_ATTRS, FOLD_QDQ, INSERT_REQUANTIZE)),
+     "Q/DQ at the delegated subgraph's IO; run after AnnotateQuantAttrs and FoldQDQ (capture program) and "
+     "InsertRequantize (QnnBackend.preprocess), which give it the Q/DQ-free graph with quant_attrs it reads"),
     ("insert_requantize:InsertRequantize", "quantized-edge", Build(), "convert ops where qspecs differ"),
     ("insert_reshape_for_reduce_ops:InsertReshapeForReduceOps", "export", Build(), "argmax(dim=None) -> reshape + argmax"),
     ("layout_transform:LayoutTransform", "edge", PROG, "channel-last layout with the fewest permutes"),
@@ -159,26 +176,24 @@ _TABLE = (
      "tags quantized IO nodes (none in a float program)"),
 )
 
-_QCOM_ATTRS = ("reads the QCOM_QUANT_ATTRS / QCOM_REQUANTIZE records only QNN's AnnotateQuantAttrs writes, in "
-               "QnnBackend.preprocess after FoldQDQ; passgate's quantized cases carry the XNNPACK quantizer's Q/DQ "
-               "without them")
 _INT_FLOOR_DIV = ("corpus_95d5c773", "targeted_misc_ops")  # the graphs with an integer floor division
 _KNOWN = {
     "build_quant_io:BuildQuantIo": (
         known("exercised", "re-specs only nodes TagQuantIO tagged QCOM_QUANTIZED_IO (given a get_quant_io_dtype_fn) and "
               "executorch_call_delegate nodes: upstream runs it in to_executorch of a QNN-lowered program "
-              "(ExecutorchBackendConfig(passes=[BuildQuantIo()])), which passgate's programs are not",
+              "(ExecutorchBackendConfig(passes=[BuildQuantIo()])), whose tagged IO feeds or leaves the QNN delegate "
+              "that consumes and produces the quantized tensors. Lowering to QNN runs QnnBackend.preprocess, which "
+              "needs the QNN SDK (QNN_SDK_ROOT is unset here); without the delegate, TagQuantIO's tags would only "
+              "make it re-type the meta['val'] of inputs and outputs the CPU program still computes in float",
               "backends/qualcomm/_passes/build_quant_io.py (BuildQuantIo._build)", kind="precondition"),),
-    "insert_cast_for_fp_act_quantized_weight:InsertCastForFpActQuantizedWeight": (
-        known("exercised", "acts on a conv/linear with a float activation and a weight whose QCOM_QUANT_ATTRS says "
-              "quantized: " + _QCOM_ATTRS,
-              "backends/qualcomm/_passes/insert_cast_for_fp_act_quantized_weight.py (_has_quantized_weight)",
-              kind="precondition"),),
-    "insert_io_qdq:InsertIOQDQ": (
-        known("exercised", "inserts Q/DQ at inputs and outputs from their QCOM_QUANT_ATTRS encoding: " + _QCOM_ATTRS,
-              "backends/qualcomm/_passes/insert_io_qdq.py (InsertIOQDQ._insert)", kind="precondition"),),
     "insert_requantize:InsertRequantize": (
-        known("exercised", "inserts a convert only where a q -> dq -> q -> dq chain changes qparams: " + _QCOM_ATTRS,
+        known("exercised", "inserts a convert only for the QCOM_REQUANTIZE records QNN's AnnotateQuantAttrs writes on "
+              "a q -> dq -> q -> dq chain whose two quantizations differ, once FoldQDQ has made the next op a user "
+              "of the source: QNN's quantizer makes such chains (fixed-qparam ops, mixed 8/16-bit configs); the "
+              "XNNPACK quantizer of passgate's quantized cases shares one observer per edge, so no case has a "
+              "dequantize feeding a quantize, and after AnnotateQuantAttrs -> FoldQDQ (checked) none has a record. "
+              "It runs without them: on these cases they would only add FoldQDQ's own numerics drift",
+              "backends/qualcomm/_passes/annotate_quant_attrs.py (_annotate_requant); "
               "backends/qualcomm/_passes/insert_requantize.py (InsertRequantize._insert)", kind="precondition"),),
     "decompose_reciprocal:DecomposeReciprocal": (
         known("exercised", "matches only torch.ops.aten.reciprocal, an ATen target: at the edge stage every "

@@ -11,6 +11,17 @@ from passes.triage_rule import ET, Rule
 __all__ = ["TARGETED_RULES"]
 
 TARGETED_RULES: tuple[Rule, ...] = (
+    Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",), r"Missing out variants: \{'aten::_assert_scalar'\}",
+         "targeted_asserts keeps the runtime assertions of a data-dependent value (aten._assert_scalar, which has no "
+         "out variant): to_executorch runs RemoveGraphAssertsPass right before the memory-planning passes "
+         "(edge_to_executorch_passes), so ToOutVarPass never meets one", "precondition",
+         upstream=ET + "exir/program/_program.py (edge_to_executorch_passes)"),
+    Rule(("EdgeToBackendOpsPass",), ("verifier",), r"Could not guard on data-dependent expression",
+         "turns the operator.ge / le of targeted_asserts' unbacked value into executorch_prims ops, which (upstream's "
+         "comment) cannot handle unbacked symbols: the edge verifier's fake propagation of them guards on u0; "
+         "to_executorch runs no interpreter-based pass after it and removes the assertions next "
+         "(RemoveGraphAssertsPass)", "by-design",
+         upstream=ET + "exir/program/_program.py (edge_to_executorch_passes)"),
     Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",), r"Missing out variants: \{'aten::pad'\}",
          "targeted_transforms_permutes keeps aten.pad whole (preserve_ops, as a backend that lowers pad itself "
          "does): no portable kernel library has an out variant for it, and in such a flow the delegate consumes it "

@@ -14,7 +14,8 @@ from harness.fuzz.corpus import load_dir
 from harness.graphs.cases import load_case
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
-PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_", "targeted_aslowered", "targeted_misc_")
+PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_", "targeted_aslowered", "targeted_misc_",
+            "targeted_asserts")
 TARGETED = [s for s in load_dir(CORPUS) if s.name.startswith(PREFIXES)]
 
 
@@ -152,3 +153,33 @@ def test_targeted_misc_ops_exercises_the_entries_it_names(name):
     got = {r.check: r for r in check_pass_on_case(loaded, load_case(_spec("targeted_misc_ops")))}
     assert any(got["runs"].details["changed"].values()), got["runs"].message
     assert got["numerics"].status.value == "pass", got["numerics"].message
+
+
+@pytest.mark.parametrize("name", ["exir.RemoveGraphAssertsPass", "vulkan.RemoveAssertsTransform", "vulkan.remove_asserts"])
+def test_targeted_asserts_gives_the_assert_removers_their_assertions(name):
+    """The runtime assertions a data-dependent value leaves (aten._assert_scalar) are what these entries remove:
+    each removes both and the program still computes what eager does."""
+    from harness.catalog.registry import load_catalogs
+    from harness.check.runner import check_pass_on_case
+
+    case = load_case(_spec("targeted_asserts"))
+    assert _count(case.edge, "_assert_scalar.default") == 2
+    catalog = load_catalogs()[name.split(".")[0]]
+    loaded = next(e for e in catalog.entries if e.name == name).loaded()
+    got = {r.check: r for r in check_pass_on_case(loaded, case)}
+    assert got["runs"].details["changed"]["ops"], got["runs"].message
+    assert "_assert_scalar.default" in got["runs"].message
+    assert got["numerics"].status.value == "pass", got["numerics"].message
+
+
+def test_a_loaded_case_keeps_val_none_on_ops_without_outputs():
+    """to_edge records meta['val'] = None on aten._assert_scalar; the cache's load gives the key back (serde
+    drops it), so a pass that reads node.meta["val"] on every node sees what it sees in to_edge's program."""
+    from harness.graphs.cases import export_and_lower
+
+    spec = _spec("targeted_asserts")
+    _, _, fresh = export_and_lower(spec)
+    loaded = load_case(spec).program("edge")
+    for ep in (fresh, loaded):
+        asserts = [n for n in ep.graph.nodes if getattr(n.target, "__name__", "") == "_assert_scalar.default"]
+        assert len(asserts) == 2 and all("val" in n.meta and n.meta["val"] is None for n in asserts)

@@ -70,6 +70,8 @@ class PassRun:
     # prerequisites (a PassSequence built with ``last_requires``): what "did the pass change the program"
     # compares to; None: the input itself.
     entry_input: Any = None
+    # With entry_input: an untouched copy of that program, what the result's execution is compared with
+    entry_program: Any = None
 
 
 def _overrides(p: Any, base: type, name: str) -> bool:
@@ -174,6 +176,7 @@ def _run_pass(loaded, ep, timeout: Optional[float]) -> PassRun:
                     return _not_applicable(refused, started)
                 res = p.call(ep)
                 run.entry_input = getattr(p, "entry_input", None)
+                run.entry_program = getattr(p, "entry_program", None)
                 out = getattr(res, "exported_program", res)
                 run.returned_input = out is ep
                 run.program = out

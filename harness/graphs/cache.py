@@ -104,7 +104,16 @@ def deserialize_program(blob: dict):
     for node in ep.graph.nodes:
         if node.name in custom:
             node.meta["custom"] = json.loads(custom[node.name])
+        if node.op == "call_function" and "val" not in node.meta and _returns_nothing(node.target):
+            # torch.export and to_edge record val None on an op without outputs (aten._assert_scalar); serde
+            # drops the key, and a pass that reads node.meta["val"] on every node would raise only here
+            node.meta["val"] = None
     return ep
+
+
+def _returns_nothing(target) -> bool:
+    schema = getattr(target, "_schema", None)
+    return schema is not None and not schema.returns
 
 
 def roundtrip(ep):

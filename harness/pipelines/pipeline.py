@@ -92,6 +92,7 @@ class PassSequence(ExportedProgramPassBase):
         # A catalog entry run after its prerequisites: the entry's own ``requires`` decides applicability.
         self.last_requires = last_requires
         self.entry_input = None  # last_requires: HandedForms of the program the last step was handed (set by call)
+        self.entry_program = None  # and an untouched copy of that program: the reference of its execution checks
         self._prepared = None  # (program requires was given, the prerequisites' result on it): call's start
 
     def requires(self, exported_program) -> None:
@@ -115,11 +116,12 @@ class PassSequence(ExportedProgramPassBase):
             ep, start = prepared[1], len(self.steps) - 1
         else:
             ep, start = copy.deepcopy(exported_program), 0
-        self.entry_input = None
+        self.entry_input = self.entry_program = None
         ep = self._run_steps(ep, self.steps[start:-1] if self.last_requires else self.steps[start:], start)
         if self.last_requires and self.steps:
             # what the entry itself is handed: its changes, not its prerequisites', say if it was exercised
             self.entry_input = handed_forms(ep)
+            self.entry_program = copy.deepcopy(ep)
             ep = self._run_steps(ep, self.steps[-1:], len(self.steps) - 1)
         return ExportedProgramPassResult(ep, True)
 
