@@ -158,7 +158,10 @@ _TABLE = (
      Build("program", after=(ANNOTATE_QUANT_ATTRS, FOLD_QDQ, INSERT_REQUANTIZE)),
      "Q/DQ at the delegated subgraph's IO; run after AnnotateQuantAttrs and FoldQDQ (capture program) and "
      "InsertRequantize (QnnBackend.preprocess), which give it the Q/DQ-free graph with quant_attrs it reads"),
-    ("insert_requantize:InsertRequantize", "quantized-edge", Build(), "convert ops where qspecs differ"),
+    ("insert_requantize:InsertRequantize", "quantized-edge", Build(after=(ANNOTATE_QUANT_ATTRS, FOLD_QDQ)),
+     "convert ops where qspecs differ; run after AnnotateQuantAttrs (which writes the QCOM_REQUANTIZE records it "
+     "reads, on a q -> dq -> q -> dq chain) and FoldQDQ (which makes the consumer a user of the source), as "
+     "QnnPassManager's capture program then QnnBackend.preprocess order them (targeted_quant_requant has the chain)"),
     ("insert_reshape_for_reduce_ops:InsertReshapeForReduceOps", "export", Build(), "argmax(dim=None) -> reshape + argmax"),
     ("layout_transform:LayoutTransform", "edge", PROG, "channel-last layout with the fewest permutes"),
     ("lift_constant_scalar_operands:LiftConstantScalarOperands", "export", Build(), "scalar operands -> constants"),
@@ -186,15 +189,6 @@ _KNOWN = {
               "needs the QNN SDK (QNN_SDK_ROOT is unset here); without the delegate, TagQuantIO's tags would only "
               "make it re-type the meta['val'] of inputs and outputs the CPU program still computes in float",
               "backends/qualcomm/_passes/build_quant_io.py (BuildQuantIo._build)", kind="precondition"),),
-    "insert_requantize:InsertRequantize": (
-        known("exercised", "inserts a convert only for the QCOM_REQUANTIZE records QNN's AnnotateQuantAttrs writes on "
-              "a q -> dq -> q -> dq chain whose two quantizations differ, once FoldQDQ has made the next op a user "
-              "of the source: QNN's quantizer makes such chains (fixed-qparam ops, mixed 8/16-bit configs); the "
-              "XNNPACK quantizer of passgate's quantized cases shares one observer per edge, so no case has a "
-              "dequantize feeding a quantize, and after AnnotateQuantAttrs -> FoldQDQ (checked) none has a record. "
-              "It runs without them: on these cases they would only add FoldQDQ's own numerics drift",
-              "backends/qualcomm/_passes/annotate_quant_attrs.py (_annotate_requant); "
-              "backends/qualcomm/_passes/insert_requantize.py (InsertRequantize._insert)", kind="precondition"),),
     "decompose_reciprocal:DecomposeReciprocal": (
         known("exercised", "matches only torch.ops.aten.reciprocal, an ATen target: at the edge stage every "
               "reciprocal is the edge op (QNN's own HTP pass list says 'Reciprocal no longer appears at to_edge "

@@ -63,15 +63,12 @@ ENTRIES = (
        contract="erases the Q/DQ chains left once every quantized pattern is fused"),
     _e("fuse_patterns:FusePatternsPass", stage="quantized-edge", build=Build("program_attr"), slow=True,
        contract="matches the Vulkan pattern registry (quantized linear/conv, rotary, SDPA, ...) and fuses to et_vk ops"),
-    _e("fuse_quantized_ops:FuseQuantizedOpsTransform", stage="quantized-edge", build=Build("program_attr"),
-       contract="dequant -> linear patterns with channelwise/groupwise weights -> et_vk quantized linear",
-       known=(known("exercised", "matches only aten.linear whose weight is a dequantize_per_channel of an int8 "
-                    "parameter and whose activation is not dequantized (weight-only quantization): to_edge "
-                    "decomposes a linear into permute_copy + addmm (VulkanBackend.preprocess rebuilds it with "
-                    "AddmmToLinearTransform first, as the vulkan pipeline does), and the PT2E XNNPACK static config "
-                    "of the quantized cases also quantizes the activation",
-                    "backends/vulkan/_passes/fuse_quantized_ops.py (matches_linear_qcnw_pattern)",
-                    kind="precondition"),)),
+    _e("fuse_quantized_ops:FuseQuantizedOpsTransform", stage="quantized-edge",
+       build=Build("program_attr", after=("executorch.backends.transforms.addmm_mm_to_linear:AddmmToLinearTransform",)),
+       # matches only aten.linear (to_edge leaves permute_copy + addmm / mm; VulkanBackend.preprocess runs
+       # AddmmToLinearTransform first) with a float activation and a dequantize_per_channel int8 weight:
+       # the weight-only quantized linears of targeted_quant_weight_only
+       contract="dequant -> linear patterns with channelwise/groupwise weights -> et_vk quantized linear"),
     _e("insert_dtype_promotion:InsertDtypePromotionPass",
        contract="_to_copy before binary ops whose inputs differ in dtype",
        # acts on a mixed-dtype comparison (torch.gt(int32, float32)): the mixed_dtype_compare rule draws them

@@ -67,22 +67,6 @@ def test_insert_cast_for_fp_act_quantized_weight_wraps_the_convolutions_with_an_
     assert not any(untouched["changed"].values()), untouched
 
 
-def test_no_quantized_case_gets_a_requantize_record():
-    """Why InsertRequantize stays unexercised (its precondition known): AnnotateQuantAttrs records
-    QCOM_REQUANTIZE only on a q -> dq -> q -> dq chain, which the XNNPACK quantizer never makes."""
-    import copy
-
-    from executorch.backends.qualcomm._passes import AnnotateQuantAttrs, FoldQDQ
-    from executorch.backends.qualcomm.utils.constants import QCOM_REQUANTIZE
-
-    assert _entry("qualcomm.InsertRequantize").known[0].kind == "precondition"
-    for name in ("resnet_basic_q8", "vit_tiny_q8"):
-        ep = copy.deepcopy(_case(name).edge)
-        AnnotateQuantAttrs(ep)(ep.graph_module)
-        FoldQDQ(ep)(ep.graph_module)
-        assert not [n.name for n in ep.graph_module.graph.nodes if QCOM_REQUANTIZE in n.meta], name
-
-
 def test_an_entry_is_judged_against_what_its_prerequisites_handed_it():
     """FoldQDQ (a prerequisite) changes what mobilenet_v2_q8 computes, by design; InsertCastForFpActQuantizedWeight
     then changes nothing there. Its numerics compare with the program it was handed, so they hold: the drift is
