@@ -11,6 +11,50 @@ from passes.triage_rule import ET, Rule
 __all__ = ["TARGETED_RULES"]
 
 TARGETED_RULES: tuple[Rule, ...] = (
+    # -- the quantized passes of QNN and Samsung, run after the passes that annotate the graph for them ---------
+    Rule(("InsertIOQDQ", "InsertQDQPass"), ("runnable", "verifier"),
+         (r"expected scalar type Char but found Float|Got: torch\.int8|mismatched dtypes|expected scalar type torch\.int8"
+          r"|Expecting input to have dtype: torch\.int8"),
+         "re-inserts a quantize after the graph input (and a dequantize before the output) from the annotations, for "
+         "the backend's integer-domain graph: the quantize's int8 result replaces the input for every float op, so "
+         "the CPU program no longer runs (the delegate runs it on quantized tensors; a dequantize before a float "
+         "output is handed the float value), and the edge verifier rejects the int8 operand; QNN and Samsung lower without that verifier (qnn_edge_config, EnnBackend.preprocess)",
+         "by-design", upstream=ET + "backends/qualcomm/_passes/insert_io_qdq.py; backends/samsung/_passes/insert_qdq.py"),
+    Rule(("InsertQDQPass",), ("verifier",), r"Expected a value of type 'Tensor' for argument 'scale'",
+         "_create_qdq_node maps quantize_per_tensor.default to the .tensor overloads but passes the annotated float "
+         "scale / zero point as they are: its float-to-tensor guard isinstance(arg.type, torch.Tensor) is never true "
+         "(arg.type is a schema type), so dequantize_per_tensor.tensor gets a float where its schema takes a Tensor",
+         upstream=ET + "backends/samsung/_passes/insert_qdq.py (_create_qdq_node)"),
+    Rule(("InsertQDQPass",), ("verifier",), r"'NoneType' object has no attribute 'numel'",
+         "targeted_quant_pad_dyn (dynamic batch): the quantize it inserts after the input has no meta['val'] that "
+         "fake propagation can rebuild (_create_qdq_node sets val from the annotation's shape, None for a symbolic "
+         "one); Samsung's flow exports with static shapes", "precondition",
+         upstream=ET + "backends/samsung/_passes/insert_qdq.py (_create_qdq_node)"),
+    Rule(("InsertCastForFpActQuantizedWeight",), ("runnable",), r"expected scalar type Half but found Float",
+         "casts a float activation of a conv / linear with a quantized weight to fp16 (QNN's HTP mixed precision) "
+         "while the dequantized weight stays fp32: a mix only the HTP backend runs; on these XNNPACK-quantized "
+         "programs it fires on the convs before a relu, whose outputs that quantizer leaves unquantized",
+         "by-design", upstream=ET + "backends/qualcomm/_passes/insert_cast_for_fp_act_quantized_weight.py"),
+    Rule(("InsertCastForFpActQuantizedWeight", "InsertRequantize"), ("verifier",),
+         r"aten\._to_copy\.default.*should not be used in dim_order mode",
+         "inserts aten._to_copy, QNN's Convert / Cast op (builders/op_to.py): QNN lowers with "
+         "_check_ir_validity=False (qnn_edge_config), so its flow never runs the edge verifier that rejects it",
+         "by-design", upstream=ET + "backends/qualcomm/utils/utils.py (qnn_edge_config)"),
+    # -- Vulkan's weight-only quantized linears (targeted_quant_weight_only) -----------------------------------
+    Rule(("FuseQuantizedOpsTransform",), ("verifier",), r"_weight_int8pack_mm\.default is not in Core ATen",
+         "fuses a weight-only int8 linear into aten._weight_int8pack_mm (and a 4-bit one into et_vk.linear_qcs4w), "
+         "neither core ATen: it runs inside VulkanBackend.preprocess, whose program answers to Vulkan's own "
+         "any-op verifier", "by-design", upstream=ET + "backends/vulkan/vulkan_preprocess.py"),
+    Rule(("FuseQuantizedOpsTransform",), ("numerics",), r"Tensor-likes are not close",
+         "a 4-bit weight is packed by pack_4bit_weight_tensor with +8 per nibble, and the CPU implementation of "
+         "et_vk.linear_qcs4w (custom_ops_lib) never takes the 8 off: the fused program computes the linear plus "
+         "8 * s * sum(x) (reports/upstream/repro_vulkan_linear_qcs4w_cpu_offset.py)",
+         upstream=ET + "backends/vulkan/custom_ops_lib.py (linear_qcs4w)"),
+    Rule(("FusePatternsPass", "partitioner.vulkan"), ("runs",), r"raised:? AssertionError:?\s*$",
+         "QuantizedConvolutionMatch asserts that a dequantized conv weight's scale and zero point trace to "
+         "placeholders: a per-tensor quantized weight (targeted_quant_samsung, XNNPACK's per-tensor config) has them "
+         "as Python floats, and the detector asserts instead of declining the match, as it does for other forms it "
+         "does not support", upstream=ET + "backends/vulkan/patterns/quantized_convolution.py (QuantizedConvolutionMatch)"),
     Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",), r"Missing out variants: \{'aten::_assert_scalar'\}",
          "targeted_asserts keeps the runtime assertions of a data-dependent value (aten._assert_scalar, which has no "
          "out variant): to_executorch runs RemoveGraphAssertsPass right before the memory-planning passes "
