@@ -17,7 +17,7 @@ option (``TagMemoryMetaPass[buffer]``, ...; the table is in :mod:`passes.catalog
 from __future__ import annotations
 
 from harness.catalog import Build, Catalog, Config, entry, known
-from passes.prerequisites import SPEC_PROP
+from passes.prerequisites import ADDMM_TO_LINEAR, SPEC_PROP
 
 __all__ = ["CATALOGS"]
 
@@ -64,7 +64,7 @@ ENTRIES = (
     _e("fuse_patterns:FusePatternsPass", stage="quantized-edge", build=Build("program_attr"), slow=True,
        contract="matches the Vulkan pattern registry (quantized linear/conv, rotary, SDPA, ...) and fuses to et_vk ops"),
     _e("fuse_quantized_ops:FuseQuantizedOpsTransform", stage="quantized-edge",
-       build=Build("program_attr", after=("executorch.backends.transforms.addmm_mm_to_linear:AddmmToLinearTransform",)),
+       build=Build("program_attr", after=(ADDMM_TO_LINEAR,)),
        # matches only aten.linear (to_edge leaves permute_copy + addmm / mm; VulkanBackend.preprocess runs
        # AddmmToLinearTransform first) with a float activation and a dequantize_per_channel int8 weight:
        # the weight-only quantized linears of targeted_quant_weight_only

@@ -9,12 +9,14 @@ A step no upstream module offers as a pass is a class here (:class:`DelegateAdds
 
 from __future__ import annotations
 
-__all__ = ["SPEC_PROP", "DCE", "OP_REPLACE", "DELEGATE_TO_DEVICE", "DelegateAddsToDevice"]
+__all__ = ["SPEC_PROP", "DCE", "OP_REPLACE", "ADDMM_TO_LINEAR", "DELEGATE_TO_DEVICE", "DelegateAddsToDevice"]
 
 # SpecPropPass, plus meta['spec'] on placeholders as to_executorch's flow leaves them
 SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
 DCE = "executorch.exir.passes:dead_code_elimination_pass"
 OP_REPLACE = "executorch.exir.passes.replace_aten_with_edge_pass:OpReplacePass"
+# to_edge leaves a linear as permute_copy + addmm / mm; VulkanBackend.preprocess rebuilds it first
+ADDMM_TO_LINEAR = "executorch.backends.transforms.addmm_mm_to_linear:AddmmToLinearTransform"
 DELEGATE_TO_DEVICE = f"{__name__}:DelegateAddsToDevice"
 
 try:

@@ -71,14 +71,9 @@ def test_an_entry_is_judged_against_what_its_prerequisites_handed_it():
     """FoldQDQ (a prerequisite) changes what mobilenet_v2_q8 computes, by design; InsertCastForFpActQuantizedWeight
     then changes nothing there. Its numerics compare with the program it was handed, so they hold: the drift is
     FoldQDQ's, reported under FoldQDQ's own entry."""
-    from harness.catalog.registry import load_catalogs
     from harness.check.runner import check_pass_on_case
-    from harness.graphs import sources
-    from harness.graphs.cases import load_case
 
-    entry = next(e for e in load_catalogs()["qualcomm"].entries
-                 if e.name == "qualcomm.InsertCastForFpActQuantizedWeight")
-    case = load_case(next(s for s in sources.select(["quantized"]) if s.name == "mobilenet_v2_q8"))
-    got = {r.check: r for r in check_pass_on_case(entry.loaded(), case)}
+    entry = _entry("qualcomm.InsertCastForFpActQuantizedWeight")
+    got = {r.check: r for r in check_pass_on_case(entry.loaded(), _case("mobilenet_v2_q8"))}
     assert not any(got["runs"].details["changed"].values())
     assert got["numerics"].status.value == "pass", got["numerics"].message

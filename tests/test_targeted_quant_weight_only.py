@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from harness.core.results import Status
+from passes.prerequisites import ADDMM_TO_LINEAR
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 NAME = "targeted_quant_weight_only"
 ENTRY = "vulkan.FuseQuantizedOpsTransform"
-ADDMM_TO_LINEAR = "executorch.backends.transforms.addmm_mm_to_linear:AddmmToLinearTransform"
 
 
 def _target(n) -> str:

@@ -73,14 +73,18 @@ def reference_outputs(case: GraphCase, stage: str, seed: int, count: int) -> _Re
     # server computes references under one thread for the (one-threaded) isolation workers it forks
     key = (case.spec.key, id(case), stage, seed, count, torch.get_num_threads())
     if key not in MEMOS.references:
-        program = case.shared(stage)  # read-only: execute() clones state and inputs
-        draws = input_draws(case.sample_inputs(), count, seed)
-        outs = []
-        for _, inputs in draws:
-            ex = execute(program, inputs)
-            outs.append(ex.outputs if ex.ok else None)
-        MEMOS.references[key] = _Reference(draws, outs)
+        # read-only: execute() clones state and inputs
+        MEMOS.references[key] = _reference(case.shared(stage), input_draws(case.sample_inputs(), count, seed))
     return MEMOS.references[key]
+
+
+def _reference(program, draws: list) -> _Reference:
+    """``program``'s outputs on each draw (None where it raises)."""
+    outs = []
+    for _, inputs in draws:
+        ex = execute(program, inputs)
+        outs.append(ex.outputs if ex.ok else None)
+    return _Reference(draws, outs)
 
 
 def _shared_fingerprint(case: GraphCase, stage: str) -> str:
@@ -217,7 +221,7 @@ def _judge_execution(add: Callable, res, case: GraphCase, stage: str, config: Ru
     started = time.perf_counter()
     ref = reference_outputs(case, stage, config.seed, config.draws)
     if entry_program is not None:
-        ref = _Reference(ref.draws, [_outputs(execute(entry_program, inputs)) for _, inputs in ref.draws])
+        ref = _reference(entry_program, ref.draws)
     sample_run = execute(res, ref.draws[0][1], record=True)
     verdict = verifiers.runnable(sample_run)
     if entry_program is not None and not sample_run.ok and ref.outputs[0] is None:
@@ -227,10 +231,6 @@ def _judge_execution(add: Callable, res, case: GraphCase, stage: str, config: Ru
     _timed(add, "val_matches_execution", lambda: verifiers.val_matches_execution(res, sample_run))
     if config.wants("numerics"):
         _timed(add, "numerics", lambda: _numerics(res, ref, sample_run, semantics))
-
-
-def _outputs(ex):
-    return ex.outputs if ex.ok else None
 
 
 def _judge_reruns(add: Callable, loaded: LoadedPass, forms: ResultForms, handed_fp: str, case: GraphCase,
