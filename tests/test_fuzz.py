@@ -1,7 +1,7 @@
 """`passgate fuzz` and `passgate corpus`: real torch.export graphs, real passes, no mocks.
 
-Three passes broken on one kind of graph only (tests/data/fuzz_passes.py) are each found within the
-default budget, shrunk, and their reproducer fails on its own and passes against the fixed pass. The draws
+Four passes broken on one kind of graph only (tests/data/fuzz_passes.py: int32 tensors, a dynamic batch, a
+multi-output op, a PT2E-quantized graph) are each found within the default budget, shrunk, and their reproducer fails on its own and passes against the fixed pass. The draws
 and the graphs kept depend on the seed alone (not on -j), and a distilled corpus is a fixed point of
 distilling it again.
 """
@@ -47,21 +47,24 @@ def _run_scripts(scripts: list[Path], cwd: Path) -> list[subprocess.CompletedPro
     return out
 
 
-# broken pass, its fixed version, what the failing graph must have
+# broken pass, its fixed version, what the failing graph must have, the fuzz run's extra arguments
 CASES = {
-    "int32": ("WidenInt32Arith", "WidenInt32ArithFixed", re.compile(r"int32|\.int\(\)")),
-    "dynamic_batch": ("ShapeClassTagger", "ShapeClassTaggerFixed", re.compile(r"torch\.export\.Dim")),
+    "int32": ("WidenInt32Arith", "WidenInt32ArithFixed", re.compile(r"int32|\.int\(\)"), ()),
+    "dynamic_batch": ("ShapeClassTagger", "ShapeClassTaggerFixed", re.compile(r"torch\.export\.Dim"), ()),
     "multi_output": ("MergeGetitems", "MergeGetitemsFixed",
-                     re.compile(r"^\s+v\d+(, v\d+)+ = ", re.MULTILINE)),
+                     re.compile(r"^\s+v\d+(, v\d+)+ = ", re.MULTILINE), ()),
+    # PT2E-quantized draws: the failing graph quantizes (its own flow's program, or the Q/DQ calls it left)
+    "quantized": ("DecomposeDequantize", "DecomposeDequantizeFixed",
+                  re.compile(r"prepare_pt2e|quantized_decomposed\.(de)?quantize_per_tensor"), ("--quantize", "xnnpack")),
 }
 
 
 @pytest.mark.parametrize("kind", list(CASES))
 def test_fuzz_finds_shrinks_and_reproduces(kind, tmp_path, passgate_cache):
     """Found within the default budget and seed, shrunk, reproduced alone; the fixed pass passes the script."""
-    broken, fixed, feature = CASES[kind]
+    broken, fixed, feature, extra = CASES[kind]
     report = tmp_path / "report"
-    proc = _passgate("fuzz", "--pass", f"{PASSES}:{broken}", "--report", report)
+    proc = _passgate("fuzz", "--pass", f"{PASSES}:{broken}", "--report", report, *extra)
     assert proc.returncode == 1, proc.stderr[-3000:]
     doc = _doc(report)
     from harness.cli.fuzz import DEFAULT_BUDGET

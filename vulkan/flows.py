@@ -22,11 +22,11 @@ report).
 
 from __future__ import annotations
 
-import contextlib
-import copy
 from typing import Callable, Optional
 
 import torch
+
+from harness.graphs.quantizers import patterns_memoized, pt2e
 
 # (model, sample inputs, shape) -> ExportedProgram; the shape lets a flow take e.g. its group size from it.
 Flow = Callable[[torch.nn.Module, tuple, dict], "torch.export.ExportedProgram"]
@@ -52,50 +52,8 @@ def calibration_set(inputs: tuple) -> list[tuple]:
     return out
 
 
-def _pattern_key(pattern, example_inputs, is_cuda, kwargs) -> tuple:
-    """What a quantizer pattern graph depends on: the pattern's code and closure, the inputs' shapes and dtypes."""
-    pattern = getattr(pattern, "fn", pattern)  # torchao's WrapperModule(fn), made afresh per call
-    if not hasattr(pattern, "__code__"):
-        raise TypeError("not a plain function")
-    cells = tuple(c.cell_contents.__code__ if callable(c.cell_contents) and hasattr(c.cell_contents, "__code__")
-                  else repr(c.cell_contents) for c in (pattern.__closure__ or ()))
-    ins = tuple((tuple(x.shape), str(x.dtype)) if isinstance(x, torch.Tensor) else repr(x) for x in example_inputs)
-    return (pattern.__code__, cells, ins, bool(is_cuda), repr(sorted(kwargs.items())))
-
-
-@contextlib.contextmanager
-def quantizer_patterns_memoized():
-    """Within the block, the XNNPACK quantizer exports each of its pattern graphs once, not per ``prepare_pt2e``.
-
-    ``XNNPACKQuantizer.annotate`` builds its conv / linear / add patterns with
-    ``_get_aten_graph_module_for_pattern``, a strict ``torch.export`` per
-    pattern on every call (6 s of an 8 s static-quantization flow on this
-    machine). The graph is a pure function of the pattern's code and closure
-    and of the example inputs' shapes and dtypes, which key the memo; each
-    caller gets a private copy. The quantizer's annotation logic, and so the
-    Q/DQ programs, are unchanged (``tests/test_vulkan_search.py`` compares
-    them).
-    """
-    from executorch.backends.xnnpack.quantizer import xnnpack_quantizer_utils as utils
-
-    original = utils._get_aten_graph_module_for_pattern
-    memo: dict = {}
-
-    def memoized(pattern, example_inputs, is_cuda=False, **kwargs):
-        try:
-            key = _pattern_key(pattern, example_inputs, is_cuda, kwargs)
-        except Exception:  # noqa: BLE001 - an unkeyable pattern is simply exported
-            return original(pattern, example_inputs, is_cuda, **kwargs)
-        if key not in memo:
-            memo[key] = original(pattern, example_inputs, is_cuda, **kwargs)
-        return copy.deepcopy(memo[key])
-
-    memoized.__wrapped__ = original
-    utils._get_aten_graph_module_for_pattern = memoized
-    try:
-        yield
-    finally:
-        utils._get_aten_graph_module_for_pattern = original
+# Each pattern graph exported once per process (the engine's memo; the Vulkan search wraps every flow in it).
+quantizer_patterns_memoized = patterns_memoized
 
 
 def _pt2e(model: torch.nn.Module, inputs: tuple, quantizer):
@@ -259,3 +217,17 @@ def torchao_8da_intx(bits: int, group: Optional[int] = None, symmetric: bool = T
 def hand(model, inputs, shape=None):
     """Hand-built Q/DQ graph: the module's own quantized_decomposed calls, exported as is."""
     return _export(model, inputs)
+
+
+
+# Random programs under Vulkan's quantizer (the `passgate.quantizers` entry point `vulkan`): VulkanQuantizer as its
+# config helper gives it by default (weight-only int8 linears, the only op it annotates), as source text run by a
+# quantized random case and printed in its program.
+VULKAN_PT2E = pt2e("vulkan", '''
+    from executorch.backends.vulkan.quantizer.vulkan_quantizer import (
+        VulkanQuantizer,
+        get_symmetric_quantization_config,
+    )
+
+    quantizer = VulkanQuantizer().set_global(get_symmetric_quantization_config())
+''', "VulkanQuantizer, its default config: weight-only symmetric per-channel int8 linears")

@@ -24,6 +24,7 @@ DEFAULT_BUDGET = 300.0
 
 def add_parser(sub) -> None:
     from harness.cli.check import positive_float, positive_int
+    from harness.cli.fuzz import add_quantize_argument
 
     p = sub.add_parser("corpus", help="distill the generated-graph corpus the gate runs, or print one of its graphs",
                        description=__doc__.split("\n\n")[1].replace("\n", " "))
@@ -40,8 +41,10 @@ def add_parser(sub) -> None:
     d.add_argument("--draws", dest="max_draws", type=positive_int, metavar="N", help="stop fuzzing after N draws")
     d.add_argument("--seed", type=int, default=0, help="seed of the draws (default 0)")
     d.add_argument("-j", "--workers", type=positive_int, default=1, metavar="N", help="draws measured N at a time")
-    d.add_argument("--baseline-graphs", nargs="*", default=["builtin"], metavar="NAME",
-                   help="graphs the gate runs anyway: what they cover needs no corpus graph (default builtin)")
+    add_quantize_argument(d)
+    d.add_argument("--baseline-graphs", nargs="*", metavar="NAME",
+                   help="graphs the gate runs anyway: what they cover needs no corpus graph (default builtin, and "
+                        "quantized when draws are quantized)")
     d.add_argument("--max-graphs", type=positive_int, metavar="N", help="at most N graphs (the cover may then "
                    "leave elements uncovered; the count is printed)")
     d.add_argument("--save-candidates", metavar="DIR", help="also write every graph the fuzzing kept here (a "
@@ -74,7 +77,7 @@ def _distill(args) -> int:
     from harness.core.config import RunConfig
     from harness.fuzz.distill import distill
     from harness.fuzz.loop import Fuzzer
-    from harness.fuzz.targets import for_catalogs, on_random_graphs
+    from harness.fuzz.targets import flows_for, for_catalogs, on_random_graphs
     from harness.run import forking
 
     budget = args.budget if args.budget is not None else (0.0 if args.from_dirs else DEFAULT_BUDGET)
@@ -84,20 +87,27 @@ def _distill(args) -> int:
         if not Path(folder).is_dir():
             raise UsageError(f"--from folder not found: {folder}")
     names = None if not args.catalog or "all" in args.catalog else args.catalog
-    targets, never = on_random_graphs(for_catalogs(names, args.only)[0])
+    selected = for_catalogs(names, args.only)[0]
+    flows = flows_for(args.quantize, selected, default_all=True)
+    targets, never = on_random_graphs(selected, quantized=bool(flows))
     if not targets:
         raise UsageError("no selected catalog entry runs on random graphs")
+    baseline = args.baseline_graphs if args.baseline_graphs is not None else (
+        ["builtin", "quantized"] if flows else ["builtin"])
     configure_cache(args)
     isolate = not args.no_isolation and forking.available()
-    fz = Fuzzer(targets, args.seed, RunConfig(timeout=args.timeout, seed=args.seed), args.workers, isolate)
+    fz = Fuzzer(targets, args.seed, RunConfig(timeout=args.timeout, seed=args.seed), args.workers, isolate,
+                flows=flows)
 
     def note(message: str) -> None:
         if not args.quiet:
             print(f"passgate: {message}", file=sys.stderr, flush=True)
 
-    note(f"distilling over {len(targets)} entries ({len(never)} run on quantized or named graphs only)"
+    note(f"distilling over {len(targets)} entries ({len(never)} run on "
+         f"{'named' if flows else 'quantized or named'} graphs only)"
+         f"{', draws quantized by ' + ' and '.join(flows) + ' in turn' if flows else ''}"
          f"{f', fuzzing {budget:g} s' if budget else ''}")
-    got = distill(fz, Path(args.out), budget, tuple(args.from_dirs), tuple(args.baseline_graphs), args.max_draws,
+    got = distill(fz, Path(args.out), budget, tuple(args.from_dirs), tuple(baseline), args.max_draws,
                   args.max_graphs, note, Path(args.save_candidates) if args.save_candidates else None)
     print(render_distilled(got))
     return ExitCode.OK

@@ -40,8 +40,8 @@ def add_parser(sub) -> None:
                            "random graphs")
     p.add_argument("--only", nargs="+", metavar="PATTERN", help="with --catalog: only entries matching a glob")
     p.add_argument("--budget", type=positive_float, default=DEFAULT_BUDGET, metavar="SECONDS",
-                   help=f"seconds to fuzz, checks of kept graphs included (default {DEFAULT_BUDGET:g}); "
-                        "shrinking comes after")
+                   help=f"seconds to fuzz, checks of kept graphs included (default {DEFAULT_BUDGET:g}); the "
+                        "warm-up and the baseline graphs come before, shrinking after")
     p.add_argument("--draws", dest="max_draws", type=positive_int, metavar="N",
                    help="stop after N draws even if budget is left (an exact, machine-independent run)")
     p.add_argument("--seed", type=int, default=0, help="seed of the draws and of numeric input draws (default 0)")
@@ -53,8 +53,10 @@ def add_parser(sub) -> None:
                    help=f"folder for results.json and the reproducers (default {DEFAULT_REPORT_DIR})")
     p.add_argument("--stage", choices=("export", "edge"), help="with --pass: the stage it runs at")
     p.add_argument("--semantics", choices=("preserving", "changing"), help="with --pass: 'changing' skips numerics")
-    p.add_argument("--baseline-graphs", nargs="*", default=["builtin"], metavar="NAME",
-                   help="graphs whose coverage is the 'before' column (default builtin; none: no names)")
+    add_quantize_argument(p)
+    p.add_argument("--baseline-graphs", nargs="*", metavar="NAME",
+                   help="graphs whose coverage is the 'before' column (default builtin, and quantized when draws "
+                        "are quantized; none: no names)")
     p.add_argument("--timeout", type=positive_float, default=DEFAULT_TIMEOUT,
                    help=f"seconds one pass call may take (default {DEFAULT_TIMEOUT:g})")
     p.add_argument("--strict", action="store_true", help="should-level checks count as violations too")
@@ -69,31 +71,46 @@ def add_parser(sub) -> None:
     p.set_defaults(run=run)
 
 
-def targets_of(args) -> list:
-    """The targets ``--pass`` / ``--catalog [--only]`` select that random graphs reach (UsageError if none)."""
-    from harness.fuzz.targets import for_catalogs, for_pass, on_random_graphs
+def add_quantize_argument(p) -> None:
+    """``--quantize FLOW...`` (fuzz, corpus distill)."""
+    p.add_argument("--quantize", nargs="+", metavar="FLOW",
+                   help="PT2E flows fresh draws take turns going through, after a float draw (registered under "
+                        "passgate.quantizers: xnnpack, vulkan; `none`: float draws only). Default: every flow when a "
+                        "selected catalog entry runs on quantized graphs, none for --pass")
+
+
+def targets_of(args) -> tuple[list, tuple[str, ...]]:
+    """The targets ``--pass`` / ``--catalog [--only]`` select that random graphs reach (UsageError if none), and
+    the quantization flows draws go through."""
+    from harness.fuzz.targets import flows_for, for_catalogs, for_pass, on_random_graphs
 
     if args.only and not args.catalog:
         raise UsageError("--only needs --catalog")
     if args.catalog and (args.stage or args.semantics):
         raise UsageError("--stage and --semantics go with --pass (catalog entries carry their own)")
     if args.pass_spec:
-        return [for_pass(args.pass_spec, args.stage, args.semantics)]
+        targets = [for_pass(args.pass_spec, args.stage, args.semantics)]
+        return targets, flows_for(args.quantize, targets, default_all=False)
     names = None if "all" in args.catalog else args.catalog
     targets, _unavailable = for_catalogs(names, args.only)
-    runs, never = on_random_graphs(targets)
+    flows = flows_for(args.quantize, targets, default_all=True)
+    runs, never = on_random_graphs(targets, quantized=bool(flows))
     if not runs:
-        raise UsageError("no selected catalog entry runs on random graphs (they are for quantized or named graphs)")
+        raise UsageError("no selected catalog entry runs on random graphs (they are for named graphs, or for "
+                         "quantized graphs and --quantize none was given)")
     if never and not args.quiet:
-        print(f"passgate: {len(never)} entr{'y' if len(never) == 1 else 'ies'} left out: they run on quantized or "
-              f"named graphs only, which random graphs are not", file=sys.stderr)
-    return runs
+        print(f"passgate: {len(never)} entr{'y' if len(never) == 1 else 'ies'} left out: they run on "
+              f"{'named' if flows else 'quantized or named'} graphs only, which random graphs are not",
+              file=sys.stderr)
+    return runs, flows
 
 
 def run(args) -> int:
     from pathlib import Path
 
-    targets = targets_of(args)  # a mistyped SPEC is answered before anything else
+    targets, flows = targets_of(args)  # a mistyped SPEC or flow is answered before anything else
+    baseline = args.baseline_graphs if args.baseline_graphs is not None else (
+        ["builtin", "quantized"] if flows else ["builtin"])
     from harness.cli.check import configure_cache
     from harness.core.config import RunConfig, configuration, pass_record
     from harness.fuzz.campaign import Campaign, render_table
@@ -107,15 +124,15 @@ def run(args) -> int:
     isolate = not args.no_isolation and forking.available()
     config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
                        isolate=isolate, workers=args.workers)
-    fuzzer = Fuzzer(targets, args.seed, config, args.workers, isolate, mutate=not args.no_mutate)
-    campaign = Campaign(fuzzer, args.budget, config, tuple(args.baseline_graphs), args.max_draws, strict=args.strict,
+    fuzzer = Fuzzer(targets, args.seed, config, args.workers, isolate, mutate=not args.no_mutate, flows=flows)
+    campaign = Campaign(fuzzer, args.budget, config, tuple(baseline), args.max_draws, strict=args.strict,
                         corpus_dir=Path(args.corpus) if args.corpus else Path(report_dir) / "corpus",
                         shrink=not args.no_shrink, shrink_seconds=args.shrink_time)
     record = {"passes": [pass_record(targets[0].loaded, args.stage, args.semantics)]} if args.pass_spec else {
         "catalogs": sorted({t.catalog for t in targets}), "entries": [t.name for t in targets]}
     session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet, configuration=configuration(
         "fuzz", **record, graphs=[], seed=args.seed, timeout=args.timeout, strict=args.strict, budget=args.budget,
-        max_draws=args.max_draws, baseline_graphs=list(args.baseline_graphs), mutate=not args.no_mutate))
+        max_draws=args.max_draws, baseline_graphs=list(baseline), mutate=not args.no_mutate, quantize=list(flows)))
     box: dict = {}
 
     def extra() -> dict:

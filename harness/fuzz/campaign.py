@@ -8,9 +8,10 @@ The run, in order:
    of them once more here for every target that did not fail on it. Every
    later child inherits those imports and caches instead of paying them on
    every draw, and since the warm-up is the same in every run, so is the
-   state each draw is measured from;
+   state each draw is measured from. With quantization flows, one program
+   goes through each here too (imports, PT2E's pattern graphs);
 2. generations of draws (:class:`harness.fuzz.loop.Fuzzer`) until the time
-   budget or ``max_draws`` is reached; each generation's kept graphs are
+   budget (counted from here) or ``max_draws`` is reached; each generation's kept graphs are
    lowered once more through the case cache and *every* check is run on them,
    for the targets that kept them (:func:`harness.run.scheduler.check_all`,
    in isolated workers), so a violation shows up while the run goes on;
@@ -54,13 +55,13 @@ class Campaign:
 
     def body(self, session) -> None:
         """The session body: baseline, generations until the budget, checks, shrinking, the corpus folder."""
-        started = time.monotonic()
         fz = self.fuzzer
         fz.note = session.note
         if fz.isolate:
-            warm_lowering()
+            warm_lowering(fz.flows)
         if self.baseline:
             self._baseline(session)
+        started = time.monotonic()  # the budget is for drawing: warming up and the baseline cost what they cost
         session.note(f"fuzzing {len(fz.targets)} pass(es) for {self.budget:g} s"
                      + (f" or {self.max_draws} draws" if self.max_draws else "") + f": {fz.progress()}")
         last = time.monotonic()
@@ -131,25 +132,48 @@ class Campaign:
             r["violations"] = found.get(r["name"], 0)
         c = fz.counts
         return {"seed": fz.seed, "budget_s": self.budget, "max_draws": self.max_draws, "baseline": list(self.baseline),
+                "quantize": list(fz.flows),
                 "generations": c.generations, "draws": c.draws, "mutants": c.mutants, "duplicates": c.duplicates,
                 "not_lowered": c.not_lowered, "crashed": c.crashed,
                 "kept": [{"name": k.name, "draw": k.number, "parent": k.draw.parent,
                           "statements": k.draw.program.size, "dynamic": k.draw.program.dynamic,
+                          "quantized": k.draw.flow or None,
                           "reasons": k.reasons} for k in fz.kept],
                 "targets": rows}
 
 
-def warm_lowering() -> None:
+def warm_lowering(flows: tuple = ()) -> None:
     """Export and lower one random graph here, before any child is forked: torch.export's and to_edge's
-    first call in a process costs seconds (about 6 s against 0.8 s warm), and every child would pay it."""
+    first call in a process costs seconds (about 6 s against 0.8 s warm), and every child would pay it.
+    With quantization flows, one program through each as well: the quantizers' imports and the PT2E pattern
+    graphs (:func:`harness.graphs.quantizers.patterns_memoized`, up to 96 exports for a program with a batch
+    norm) are then made once, here, and inherited."""
     from harness.fuzz.draws import fresh
     from harness.fuzz.measure import lower_fresh
     from harness.graphs.random.generate import spec_of
 
-    try:
-        lower_fresh(spec_of(fresh(0, 0).program))
-    except Exception:  # noqa: BLE001 - only a warm-up: the draws themselves report what does not lower
-        pass
+    programs = [fresh(0, 0).program] + [_warm_program().quantized(flow) for flow in flows]
+    for program in programs:
+        try:
+            lower_fresh(spec_of(program))
+        except Exception:  # noqa: BLE001 - only a warm-up: the draws themselves report what does not lower
+            pass
+
+
+def _warm_program():
+    """A program holding what PT2E builds pattern graphs for: linear, conv1d/2d (+relu), an add, batch norms
+    after a conv and on their own (those make convert_pt2e look for its conv-bn patterns)."""
+    from harness.graphs.random.program import Decl, Program, Stmt
+    from harness.graphs.random.types import Val
+
+    decls = (Decl("m0", ("{m} = nn.Conv2d(2, 2, 1)",)), Decl("m1", ("{m} = nn.BatchNorm2d(2)",)),
+             Decl("m2", ("{m} = nn.Conv1d(2, 2, 1)",)), Decl("m3", ("{m} = nn.BatchNorm1d(2)",)),
+             Decl("m4", ("{m} = nn.Linear(2, 2)",)), Decl("m5", ("{m} = nn.BatchNorm1d(2)",)))
+    stmts = (Stmt(("v1",), "F.relu(self.m1(self.m0({0})))", ("x0",)), Stmt(("v2",), "{0}.mean(-1)", ("v1",)),
+             Stmt(("v3",), "self.m3(self.m2({0}))", ("v2",)), Stmt(("v4",), "self.m5({0}.relu())", ("v3",)),
+             Stmt(("v5",), "self.m4({0}.transpose(1, 2)) + 1.0", ("v4",)))
+    inputs = (Val("x0", (1, 2, 3, 3), "float32", (False,) * 4),)
+    return Program("passgate_warm_pt2e", 0, inputs, decls, stmts, ("v5",), ())
 
 
 def warm_up(fuzzer: Fuzzer, specs: list, observations: list) -> None:

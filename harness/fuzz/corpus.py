@@ -24,6 +24,7 @@ to load the folder.
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
 import linecache
@@ -46,7 +47,8 @@ _MAIN = '''
 if __name__ == "__main__":
     model, inputs, dynamic_shapes = build()
     print(model)
-    print([tuple(t.shape) for t in model(*inputs)])
+    run = model.module() if isinstance(model, torch.export.ExportedProgram) else model  # a quantized case's
+    print([tuple(t.shape) for t in run(*inputs)])
 '''
 
 
@@ -102,6 +104,7 @@ def render(entry: Entry, kind: str, title: str = KEPT_TITLE) -> str:
     info = entry.info
     facts = [f"{info['statements']} statements" if "statements" in info else "",
              "dynamic batch dimension" if info.get("dynamic") else "static shapes",
+             f"PT2E-quantized by the {info['quantized']!r} flow" if info.get("quantized") else "",
              f"drawn as {entry.origin}" if entry.origin and entry.origin != entry.name else ""]
     lines = [f"{entry.name}: a generated graph ({', '.join(f for f in facts if f)}).", "", f"{kind}.",
              f"`build()` gives (model, example inputs, dynamic shapes); `passgate corpus show {entry.name}` prints it.",
@@ -137,7 +140,7 @@ def write_kept(folder: Path, kept: list) -> Path:
     """The graphs a fuzz run kept (:class:`harness.fuzz.loop.Kept`), named after their draws."""
     entries = [Entry(k.name, k.draw.code, k.name, {
         "draw": k.number, "parent": k.draw.parent, "statements": k.draw.program.size,
-        "dynamic": k.draw.program.dynamic, "reasons": k.reasons}) for k in kept]
+        "dynamic": k.draw.program.dynamic, "quantized": k.draw.flow or None, "reasons": k.reasons}) for k in kept]
     return write(folder, entries, "Kept by `passgate fuzz`; the name is the recipe: the same name draws the same "
                                   "graph")
 
@@ -166,8 +169,11 @@ def read(folder: Path) -> list[Entry]:
 def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optional[str] = None):
     """A CaseSpec that builds the program of a corpus file (``build()`` of its text, executed)."""
     from harness.graphs.cases import CaseSpec, ModelInputs
+    from harness.graphs.quantizers import patterns_memoized
 
     label = filename or f"<passgate {source} {name}>"
+    dynamic = "DYNAMIC_SHAPES = None" not in text
+    tags = {source, "random"} | ({"dynamic"} if dynamic else set()) | declared_tags(text)
 
     def build() -> ModelInputs:
         linecache.cache[label] = (len(text), None, text.splitlines(True), label)  # tracebacks show its lines
@@ -175,15 +181,14 @@ def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optio
         module = types.ModuleType(f"passgate_{source}_{name}")
         module.__file__ = label
         sys.modules[module.__name__] = module
-        try:
-            exec(compile(text, label, "exec"), module.__dict__)  # noqa: S102 - a corpus program, plain torch
-            model, inputs, dynamic_shapes = module.build()
+        try:  # a quantized program runs PT2E: its pattern graphs exported once per process
+            with patterns_memoized() if "quantized" in tags else contextlib.nullcontext():
+                exec(compile(text, label, "exec"), module.__dict__)  # noqa: S102 - a corpus program, plain torch
+                model, inputs, dynamic_shapes = module.build()
         finally:
             sys.modules.pop(module.__name__, None)
         return ModelInputs(model, inputs, dynamic_shapes)
 
-    dynamic = "DYNAMIC_SHAPES = None" not in text
-    tags = {source, "random"} | ({"dynamic"} if dynamic else set()) | declared_tags(text)
     statements = statements_of(text)
     # ``targeted_<topic>.py``: written by hand for entries no generated graph made change (its docstring says which)
     origin = "hand-written" if name.startswith(TARGETED_PREFIX) else "generated"

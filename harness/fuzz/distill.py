@@ -67,6 +67,7 @@ class Candidate:
     statements: int = 0
     dynamic: bool = False
     observation: Optional[Observation] = None
+    quantized: Optional[str] = None  # the flow that quantized it (harness.graphs.quantizers), None for a float graph
 
 
 def _is_op(atom: str) -> bool:
@@ -138,7 +139,7 @@ def _candidates_from(folders: list[Path], seen: set) -> list[Candidate]:
                 continue
             seen.add(digest)
             out.append(Candidate(e.name, code, e.origin or e.name, statements_of(code),
-                                 "DYNAMIC_SHAPES = None" not in code))
+                                 "DYNAMIC_SHAPES = None" not in code, quantized=e.info.get("quantized")))
     return out
 
 
@@ -171,12 +172,12 @@ def _fuzz(fz: Fuzzer, budget: float, baseline: tuple, max_draws: Optional[int], 
     from harness.fuzz.campaign import warm_lowering, warm_up
     from harness.graphs import sources
 
-    started = last = time.monotonic()
     if fz.isolate:
-        warm_lowering()
+        warm_lowering(fz.flows)
     if baseline:
         specs = sources.select(list(baseline))
         warm_up(fz, specs, fz.measure_baseline(specs))
+    started = last = time.monotonic()  # the budget is for drawing, as in passgate fuzz
     while budget and time.monotonic() - started < budget:
         if max_draws is not None and fz.counts.draws >= max_draws:
             break
@@ -211,7 +212,7 @@ def distill(fz: Fuzzer, out: Path, budget: float = 0.0, from_dirs: tuple = (), b
         if k.observation.ok:
             seen.add(hashlib.sha256(k.draw.code.encode()).hexdigest())
             candidates.append(Candidate(k.name, k.draw.code, k.name, k.draw.program.size, k.draw.program.dynamic,
-                                        k.observation))
+                                        k.observation, k.draw.flow or None))
     folders = [Path(d) for d in from_dirs] + ([Path(out)] if Path(out).is_dir() else [])
     candidates += _candidates_from(folders, seen)
     note(f"distill: measuring {sum(c.observation is None for c in candidates)} graph(s) read from folders")
@@ -251,4 +252,4 @@ def _entry(c: Candidate, covered: set) -> Entry:
         else:
             r["atoms"].append(value)
     return Entry(corpus_name(c.code), c.code, c.origin, {"statements": c.statements, "dynamic": c.dynamic,
-                                                          "reasons": reasons})
+                                                          "quantized": c.quantized, "reasons": reasons})

@@ -22,6 +22,11 @@ in any process, without the fuzz run that found it. Two edits:
   is dynamic, the first statements) and draw the rest afresh;
 - *point*: change one to four choices in place and keep the others, so most
   of the program survives around a different op, operand or size.
+
+A *quantized* draw is a draw put through a PT2E quantization flow
+(:mod:`harness.graphs.quantizers`), named ``<draw>_q<flow>``
+(``random_s0_012_m3_qxnnpack``): the passes for quantized graphs run on it.
+Its mutants edit the float program and go through the same flow.
 """
 
 from __future__ import annotations
@@ -33,9 +38,9 @@ from typing import Optional
 
 from harness.graphs.random.program import Program
 
-__all__ = ["NAME", "Draw", "fresh", "mutant", "by_name", "is_fuzz_name"]
+__all__ = ["NAME", "Draw", "fresh", "quantized", "mutant", "by_name", "is_fuzz_name"]
 
-NAME = re.compile(r"^random_s(-?\d+)_(\d+)((?:_m\d+)*)$")
+NAME = re.compile(r"^random_s(-?\d+)_(\d+)((?:_m\d+)*)(?:_q([a-z][a-z0-9]*))?$")
 _SEED_STRIDE = 100_003  # program seed of graph i of seed s: s * stride + i (harness.graphs.random.generate)
 
 
@@ -51,6 +56,11 @@ class Draw:
     @property
     def code(self) -> str:
         return self.program.code()
+
+    @property
+    def flow(self) -> str:
+        """The quantization flow the program goes through ("" for a float draw)."""
+        return self.program.quantizer
 
 
 def is_fuzz_name(name: str) -> bool:
@@ -121,26 +131,43 @@ def edited(choices: tuple, rng: random.Random) -> list:
     return values
 
 
+def quantized(draw: Draw, flow: str) -> Draw:
+    """``draw`` put through quantization flow ``flow`` (:mod:`harness.graphs.quantizers`): ``<name>_q<flow>``. The
+    choices stay the float program's: a mutant edits the program, then goes through the same flow."""
+    program = draw.program.quantized(flow)
+    return Draw(program.name, program, draw.choices, draw.parent)
+
+
+def _float_name(d: Draw) -> str:
+    return d.name[: -len(f"_q{d.flow}")] if d.flow else d.name
+
+
 def mutant(parent: Draw, k: int) -> Optional[Draw]:
-    """Mutation ``k`` of ``parent``, named ``<parent>_m<k>``; None when the parent has no choices or the draw
-    overran. The same parent and ``k`` give the same program in every process."""
+    """Mutation ``k`` of ``parent``, named ``<parent>_m<k>`` (before a ``_q<flow>`` suffix, which it keeps); None
+    when the parent has no choices or the draw overran. The same parent and ``k`` give the same program in every
+    process."""
     if not parent.choices:
         return None
-    name = f"{parent.name}_m{k}"
+    name = f"{_float_name(parent)}_m{k}"
     rng = random.Random(f"passgate:mutate:{name}")
     got = _run(name, parent.program.seed, rng, prefix=edited(parent.choices, rng))
     if got is None:
         return None
-    return Draw(name, got[0], got[1], parent.name)
+    child = Draw(name, got[0], got[1], parent.name)
+    return quantized(child, parent.flow) if parent.flow else child
 
 
 def by_name(name: str) -> Optional[Draw]:
-    """The draw a fuzz name stands for (``random_s0_012``, ``random_s0_012_m3_m1``); None if it is not one
-    or a step of its recipe cannot be drawn."""
+    """The draw a fuzz name stands for (``random_s0_012``, ``random_s0_012_m3_m1``, ``random_s0_012_m3_qxnnpack``);
+    None if it is not one or a step of its recipe cannot be drawn (UsageError for an unknown flow)."""
     match = NAME.match(name)
     if match is None:
         return None
     draw: Optional[Draw] = fresh(int(match.group(1)), int(match.group(2)))
     for k in re.findall(r"_m(\d+)", match.group(3)):
         draw = mutant(draw, int(k)) if draw is not None else None
+    if draw is not None and match.group(4):
+        from harness.graphs.quantizers import flow
+
+        draw = quantized(draw, flow(match.group(4)).name)
     return draw

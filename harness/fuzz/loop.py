@@ -24,6 +24,11 @@ half stay fresh draws, so the run never narrows onto one family of graphs.
 The first draws are all fresh, as HypoFuzz generates before it mutates: at
 the start everything is new, so the first graphs are kept for having run
 at all, and mutating them would spend draws around whatever came first.
+
+Passes for quantized graphs get quantized draws: with quantization flows
+(``flows``), fresh draws take turns (float, then each flow), a mutant goes
+through its parent's flow, so what a quantized target keeps is mutated as a
+quantized program too.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from harness.core.config import RunConfig
-from harness.fuzz.draws import Draw, fresh, mutant
+from harness.fuzz.draws import Draw, fresh, mutant, quantized
 from harness.fuzz.measure import Observation, failed, observe
 from harness.fuzz.targets import BranchCounter, Target
 from harness.fuzz.workers import evaluate
@@ -86,6 +91,9 @@ class Fuzzer:
     mutate: bool = True
     limit: float = 900.0  # seconds one draw's measuring may take before its child is killed
     note: Callable[[str], None] = lambda message: None
+    # quantization flows fresh draws go through in turn (harness.graphs.quantizers), after a float draw when a
+    # target runs on float graphs: fresh draw i is float, or quantized by one flow, by i alone (same seed, same draws)
+    flows: tuple[str, ...] = ()
 
     def __post_init__(self):
         names = [t.name for t in self.targets]
@@ -98,6 +106,11 @@ class Fuzzer:
         self._next_fresh = 0
         self._seen: set[str] = set()
         self._branches = BranchCounter()
+        from harness.graphs.random.generate import random_probes
+
+        # "" a float draw: its turn only when a target runs on float random graphs (else every draw is quantized)
+        floats = any(t.applies(p) for t in self.targets for p in random_probes(quantized=False))
+        self._turns = ([""] if floats or not self.flows else []) + list(self.flows)
 
     # ------------------------------------------------------------------ measuring
     def _measure(self, items: list, name_of: Callable, observe_one: Callable) -> list[Observation]:
@@ -153,7 +166,7 @@ class Fuzzer:
                 d = mutant(parent.draw, parent.children)
                 parent.children += 1
             else:
-                d = fresh(self.seed, self._next_fresh)
+                d = self._fresh(self._next_fresh)
                 self._next_fresh += 1
             if d is None:
                 continue
@@ -164,6 +177,12 @@ class Fuzzer:
             self._seen.add(digest)
             out.append(d)
         return out
+
+    def _fresh(self, index: int) -> Draw:
+        """Fresh draw ``index``, through the flow whose turn it is."""
+        d = fresh(self.seed, index)
+        flow = self._turns[index % len(self._turns)]
+        return quantized(d, flow) if flow else d
 
     def _decide(self, d: Draw, obs: Observation) -> Optional[Kept]:
         self.counts.draws += 1

@@ -20,7 +20,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-__all__ = ["Target", "source_files", "for_pass", "for_catalogs", "on_random_graphs", "BranchCounter"]
+__all__ = ["Target", "source_files", "for_pass", "for_catalogs", "on_random_graphs", "on_quantized_graphs",
+           "flows_for", "BranchCounter"]
 
 
 @dataclass(frozen=True)
@@ -84,15 +85,34 @@ def for_catalogs(names: Optional[list[str]], only: Optional[list[str]] = None) -
     return targets, [e for e in entries if not e.runnable]
 
 
-def on_random_graphs(targets: list[Target]) -> tuple[list[Target], list[Target]]:
-    """(targets that run on random graphs, static or with a dynamic batch; those that never do: entries for
-    quantized graphs or for named graphs only, which no draw can reach)."""
-    from harness.graphs.cases import CaseSpec
+def on_random_graphs(targets: list[Target], quantized: bool = False) -> tuple[list[Target], list[Target]]:
+    """(targets that run on random graphs, static or with a dynamic batch, and with ``quantized`` PT2E-quantized
+    ones too; those that never do: entries for named graphs only, or for quantized graphs without it)."""
+    from harness.graphs.random.generate import random_probes
 
-    probes = [CaseSpec("random_probe", "random", lambda: None, "", frozenset(tags))
-              for tags in ({"random"}, {"random", "dynamic"})]
+    probes = random_probes(quantized=False) + (random_probes(quantized=True) if quantized else [])
     runs = [t for t in targets if any(t.applies(p) for p in probes)]
     return runs, [t for t in targets if t not in runs]
+
+
+def on_quantized_graphs(targets: list[Target]) -> list[Target]:
+    """The targets that run on quantized random graphs."""
+    from harness.graphs.random.generate import random_probes
+
+    return [t for t in targets if any(t.applies(p) for p in random_probes(quantized=True))]
+
+
+def flows_for(asked: Optional[list[str]], targets: list[Target], default_all: bool) -> tuple[str, ...]:
+    """The quantization flows draws go through: the ones ``asked`` (``["none"]``: none; UsageError for an
+    unknown one), or by default every registered flow when ``default_all`` (catalog entries, not a ``--pass``)
+    and a target runs on quantized graphs."""
+    from harness.graphs.quantizers import flow, flows
+
+    if asked is None:
+        return tuple(flows()) if default_all and on_quantized_graphs(targets) else ()
+    if asked == ["none"]:
+        return ()
+    return tuple(dict.fromkeys(flow(name).name for name in asked))
 
 
 class BranchCounter:

@@ -36,6 +36,7 @@ from harness.core.results import CheckResult, Status
 from harness.graphs.cache import roundtrip
 from harness.graphs.cases import GraphCase, export_and_lower
 from harness.graphs.op_coverage import program_ops
+from harness.graphs.quantizers import HAND
 from harness.graphs.random.from_graph import from_graph
 from harness.graphs.random.generate import program_of, spec_of
 from harness.graphs.random.program import Program
@@ -159,6 +160,8 @@ def shrink(loaded, program: Program, check: str, config, seconds: float = DEFAUL
     nodes, level = _nodes(case, stage), "program"
     if nodes > 1 and time.perf_counter() < deadline:
         graph = from_graph(case.shared(stage), f"{program.name}_graph", program.seed)
+        if graph is not None and program.quantizer:  # the graph calls the Q/DQ ops the flow left: still quantized
+            graph = replace(graph, quantizer=HAND)
         hit = try_program(loaded, graph, check, config) if graph is not None else None
         tries += 1
         if hit is not None:

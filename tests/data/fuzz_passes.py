@@ -10,7 +10,10 @@ Each is plausible code with one thing wrong, right on every other graph:
   so it raises only on graphs with a dynamic batch;
 - ``MergeGetitems`` merges duplicate ``getitem`` nodes of a multi-output op
   (topk, max.dim, split, layer norm) but keys them by the op alone, so
-  ``values, indices = topk(...)`` ends up reading ``values`` twice.
+  ``values, indices = topk(...)`` ends up reading ``values`` twice;
+- ``DecomposeDequantize`` writes a per-tensor dequantize out as float
+  arithmetic but leaves out the zero point: wrong only on quantized graphs
+  whose quantizer chose an asymmetric range (``passgate fuzz --quantize``).
 """
 
 from __future__ import annotations
@@ -142,3 +145,45 @@ class MergeGetitems(PassBase):
 class MergeGetitemsFixed(MergeGetitems):
     def key(self, node: torch.fx.Node):
         return node.args[0], node.args[1]
+
+
+DEQUANTIZE = exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default
+
+
+def _after(gm: torch.fx.GraphModule, anchor: torch.fx.Node, target, args: tuple, val) -> torch.fx.Node:
+    with gm.graph.inserting_after(anchor):
+        node = gm.graph.call_function(target, args)
+    node.meta = copy.copy(anchor.meta)
+    node.meta["val"] = val
+    return node
+
+
+class DecomposeDequantize(PassBase):
+    """Per-tensor dequantize written out as float arithmetic, ``(q.float() - zero_point) * scale``, for a
+    backend without a dequantize kernel. The bug: the zero point is left out, which is right only for
+    symmetric quantization: wrong wherever a PT2E quantizer chose an affine (asymmetric) activation range."""
+
+    def shifted(self, gm: torch.fx.GraphModule, widened: torch.fx.Node, zero_point: int) -> torch.fx.Node:
+        return widened
+
+    def call(self, gm: torch.fx.GraphModule) -> PassResult:
+        nodes = [n for n in gm.graph.nodes if n.op == "call_function" and n.target == DEQUANTIZE
+                 and not n.kwargs.get("out_dtype") and isinstance(n.args[1], float)]
+        for node in nodes:
+            q, scale, zero_point = node.args[:3]
+            out = node.meta["val"]
+            with gm.graph.inserting_before(node):
+                widened = gm.graph.call_function(CAST, (q,), {"dtype": torch.float32})
+            widened.meta = copy.copy(node.meta)
+            widened.meta["val"] = _as(q.meta["val"], torch.float32)
+            shifted = self.shifted(gm, widened, zero_point)
+            scaled = _after(gm, shifted, EDGE.mul.Scalar, (shifted, scale), out)
+            node.replace_all_uses_with(scaled)
+            gm.graph.erase_node(node)
+        gm.recompile()
+        return PassResult(gm, bool(nodes))
+
+
+class DecomposeDequantizeFixed(DecomposeDequantize):
+    def shifted(self, gm: torch.fx.GraphModule, widened: torch.fx.Node, zero_point: int) -> torch.fx.Node:
+        return _after(gm, widened, EDGE.sub.Scalar, (widened, zero_point), widened.meta["val"])

@@ -27,6 +27,7 @@ graphs, and graph ``i`` does not depend on how many were asked for.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import warnings
 from collections import Counter
@@ -36,13 +37,14 @@ from typing import Optional
 from hypothesis import strategies as st
 
 from harness.graphs.cases import CaseSpec, ModelInputs
+from harness.graphs.quantizers import HAND, patterns_memoized
 from harness.graphs.random.gen import BATCHES, Gen
 from harness.graphs.random.ops import RULES
 from harness.graphs.random.program import Program, Stmt
 from harness.graphs.random.types import Emit, Val, is_input, is_input_name
 
 __all__ = ["BATCHES", "MAX_OUTPUTS", "STATS", "REDRAWN_BY_RULE", "INPUT_DTYPES", "programs", "draw_program",
-           "spec_of", "program_of", "random_specs", "LowerStat", "lower_stat"]
+           "spec_of", "random_probes", "program_of", "random_specs", "LowerStat", "lower_stat"]
 
 MAX_OUTPUTS = 6
 STATS = {"redrawn": 0, "statements": 0}
@@ -225,17 +227,28 @@ def draw_program(seed: int, index: int) -> Program:
 
 def spec_of(program: Program, source: str = "random") -> CaseSpec:
     def build() -> ModelInputs:
-        model, inputs, dynamic_shapes = program.build_objects()
+        with patterns_memoized() if program.quantizer else contextlib.nullcontext():
+            model, inputs, dynamic_shapes = program.build_objects()
         return ModelInputs(model, inputs, dynamic_shapes)
 
     ops = sorted({s.expr.split("(")[0] for s in program.stmts})
-    spec = CaseSpec(name=program.name, source=source, build=build, definition=program.code(),
-                    tags=frozenset({"random", "dynamic"} if program.dynamic else {"random"}),
+    tags = {"random"} | ({"dynamic"} if program.dynamic else set())
+    tags |= {"quantized", "int8"} if program.quantizer else set()  # the passes for quantized graphs run on it
+    how = {"": "", HAND: ", quantized by hand"}.get(program.quantizer, f", PT2E-quantized ({program.quantizer})")
+    spec = CaseSpec(name=program.name, source=source, build=build, definition=program.code(), tags=frozenset(tags),
                     description=f"{program.size} statements, {len(program.inputs)} inputs, "
-                                f"{len(program.outputs)} outputs{', dynamic batch' if program.dynamic else ''}: "
-                                + " ".join(ops))
+                                f"{len(program.outputs)} outputs{', dynamic batch' if program.dynamic else ''}"
+                                f"{how}: " + " ".join(ops))
     _PROGRAMS[spec.key] = program
     return spec
+
+
+def random_probes(quantized: bool) -> list[CaseSpec]:
+    """Specs tagged as random cases are (static and dynamic; float, or quantized): what a catalog entry's
+    ``applies`` is asked to know whether it runs on random graphs at all. Nothing is built."""
+    extra = {"quantized", "int8"} if quantized else set()
+    return [CaseSpec("random_probe", "random", lambda: None, "", frozenset(tags | extra))
+            for tags in ({"random"}, {"random", "dynamic"})]
 
 
 def program_of(spec: CaseSpec) -> Optional[Program]:

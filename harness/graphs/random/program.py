@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from harness.graphs.quantizers import HAND
 from harness.graphs.random.types import Val, sample_code
 
 __all__ = ["Decl", "Stmt", "Program"]
@@ -62,6 +63,9 @@ class Program:
     outputs: tuple  # value names
     vals: tuple  # Val of every statement output (types, for the shrinker)
     batch: Optional[int] = None  # sample size of the dynamic dimension; None: static shapes
+    # "" a float program; a flow's name (harness.graphs.quantizers): build() quantizes the model with it; "hand":
+    # the statements call the Q/DQ ops themselves (a quantized graph rewritten as code)
+    quantizer: str = ""
 
     # ------------------------------------------------------------ rendering
     def code(self) -> str:
@@ -96,9 +100,10 @@ class Program:
             lines.append(f"DYNAMIC_SHAPES = {{{entries}}}")
         else:
             lines.append("DYNAMIC_SHAPES = None")
+        flow = self.quantizer not in ("", HAND)
         lines += [
             "", "",
-            "def build():",
+            f"def {'build_float' if flow else 'build'}():",
             '    """The model (weights seeded, eval mode), its sample inputs and dynamic shapes."""',
             "    with torch.random.fork_rng(devices=[]):",
             "        torch.manual_seed(SEED)",
@@ -106,7 +111,13 @@ class Program:
             "    return model, make_inputs(), DYNAMIC_SHAPES",
             "",
         ]
+        if self.quantizer:
+            lines += _quantized_tail(self.quantizer)
         return "\n".join(lines)
+
+    def quantized(self, flow: str) -> "Program":
+        """This program quantized by ``flow`` (a registered flow or ``hand``), named ``<name>_q<flow>``."""
+        return replace(self, name=f"{self.name}_q{flow}", quantizer=flow)
 
     @property
     def dynamic(self) -> bool:
@@ -193,6 +204,29 @@ class Program:
         names = {o for s in kept for o in s.outs}
         vals = tuple(v for v in self.vals if v.name in names)
         return replace(self, stmts=tuple(kept), inputs=inputs, decls=decls, vals=vals, outputs=outputs)
+
+
+def _quantized_tail(name: str) -> list[str]:
+    """The lines that make a program a quantized case: its TAGS (what ``corpus`` reads to run the passes for
+    quantized graphs on it) and, for a flow, the flow's source and the ``build()`` that applies it."""
+    lines = ['TAGS = ("quantized", "int8")', ""]
+    if name == HAND:
+        return lines
+    from harness.graphs.quantizers import flow
+
+    f = flow(name)
+    lines += ["", f"# PT2E quantization: the passgate.quantizers flow {name!r}" + (f" ({f.description})" if
+                                                                                     f.description else "")]
+    lines += f.source.strip("\n").splitlines()
+    lines += [
+        "", "",
+        "def build():",
+        '    """The model quantized by the flow above, its sample inputs and dynamic shapes."""',
+        "    model, inputs, dynamic_shapes = build_float()",
+        "    return quantize(model, inputs, dynamic_shapes), inputs, dynamic_shapes",
+        "",
+    ]
+    return lines
 
 
 def _next_index(inputs) -> int:
