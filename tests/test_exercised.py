@@ -74,6 +74,17 @@ class TagsNodes(PassBase):
         return PassResult(gm, True)
 
 
+class PrintsNodes(PassBase):
+    """A debug printer: it counts the call_function nodes and leaves the program as it was, by contract."""
+
+    passgate_stage = "export"
+    passgate_semantics = "observing"
+
+    def call(self, gm):
+        print(sum(n.op == "call_function" for n in gm.graph.nodes), "call_function nodes")
+        return PassResult(gm, False)
+
+
 def raises(gm):
     raise RuntimeError("this pass never runs")
 '''
@@ -125,6 +136,20 @@ def test_judge_over_cases_pass_fail_not_applicable_and_skip(passes_file):
     assert retrace.message == ("no case changed the program: ops, structure and metadata identical on all 2 cases")
     assert by_pass["ReplaceAddPass"].status is Status.NOT_APPLICABLE
     assert by_pass["raises"].status is Status.SKIP and "no case ran" in by_pass["raises"].message
+
+
+def test_an_observer_is_not_judged_exercised(passes_file):
+    """A pass declared an observer (semantics 'observing') changes no program by contract: exercised does not
+    apply to it; the same code declared preserving is a pass no case exercised."""
+    observer = check_pass(f"{passes_file}:PrintsNodes", ["mlp", "residual_block"])
+    assert all(_runs(observer, g).details["observing"] is True for g in ("mlp", "residual_block"))
+    (judged,) = exercised.judge(observer)
+    assert judged.status is Status.NOT_APPLICABLE and judged.details["observing"] == 2
+    assert judged.message == ("an observer (semantics 'observing'): it records or prints and by contract changes "
+                              "no program; 0 of 2 cases changed")
+    as_preserving = check_pass(f"{passes_file}:PrintsNodes", ["mlp"], semantics="preserving")
+    (plain,) = exercised.judge(as_preserving)
+    assert plain.status is Status.FAIL and "observing" not in _runs(as_preserving, "mlp").details
 
 
 def test_level_override_is_written_as_level_and_read_back():

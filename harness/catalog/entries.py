@@ -245,7 +245,7 @@ class CatalogEntry:
     name: str  # unique across catalogs: "<catalog>.<Attr>"
     spec: str  # module:attr
     stage: str = "edge"  # export | edge | quantized-edge
-    semantics: str = "preserving"  # preserving | changing
+    semantics: str = "preserving"  # preserving | changing | observing (harness.core.kinds.Semantics)
     build: Build = field(default_factory=Build)
     applies_to: tuple[str, ...] = ()  # graph names, tags or sources ("*": all); empty: the float graphs
     known: tuple[KnownFailure, ...] = ()

@@ -9,7 +9,10 @@ its cases, one more verdict is judged for the pass as a whole, from the
 
 - ``pass``: at least one case changed the program (ops, structure or metadata);
 - ``fail``: the pass ran on cases and changed none of them;
-- ``not_applicable``: every case was not applicable to it (``requires`` failed);
+- ``not_applicable``: every case was not applicable to it (``requires`` failed),
+  or it is an *observer* (semantics ``observing``: a debug printer, an
+  analysis filling a table of its own): by contract it changes no program,
+  so "it changed none" is its contract kept, not an untested pass;
 - ``skip``: no case ran (it raised or timed out on all of them: ``runs`` says why).
 
 The record's graph is :data:`~harness.core.results.PASS_LEVEL` (``"*"``):
@@ -121,6 +124,7 @@ class Tally:
     metadata_only: int = 0
     not_applicable: int = 0
     did_not_run: int = 0  # runs failed, errored or was skipped
+    observing: int = 0  # runs of a pass declared an observer (details["observing"]): exercised does not apply
     exercised_by: list = field(default_factory=list)  # graphs whose case changed the program
     signatures: set = field(default_factory=set)
 
@@ -137,6 +141,7 @@ class Tally:
             self.did_not_run += 1
             return
         self.ran += 1
+        self.observing += bool(r.details.get("observing"))
         changed = r.details.get("changed")
         if not isinstance(changed, dict):
             return
@@ -156,7 +161,7 @@ class Tally:
     def details(self) -> dict:
         return {"cases": self.cases, "ran": self.ran, "cases_changed": self.changed, "ops": self.ops,
                 "structure_only": self.structure_only, "metadata_only": self.metadata_only,
-                "not_applicable": self.not_applicable, "did_not_run": self.did_not_run,
+                "not_applicable": self.not_applicable, "did_not_run": self.did_not_run, "observing": self.observing,
                 "exercised_by": self.exercised_by[:MAX_LISTED],
                 "change_signatures": sorted(self.signatures)[:MAX_LISTED]}
 
@@ -178,6 +183,10 @@ def _verdict(t: Tally) -> tuple[Status, str]:
     others = ", ".join(x for x in (f"{t.not_applicable} not applicable" if t.not_applicable else "",
                                    f"{t.did_not_run} did not run" if t.did_not_run else "") if x)
     others = f"; {others}" if others else ""
+    if t.ran and t.observing == t.ran:
+        return Status.NOT_APPLICABLE, (f"an observer (semantics 'observing'): it records or prints and by contract "
+                                       f"changes no program; {t.changed} of {_plural(t.ran, 'case')} changed"
+                                       f"{' (see runs)' if t.changed else ''}{others}")
     if t.changed:
         kinds = ", ".join(f"{n} {what}" for n, what in ((t.ops, "ops"), (t.structure_only, "structure only"),
                                                         (t.metadata_only, "metadata only")) if n)

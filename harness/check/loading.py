@@ -10,7 +10,10 @@ A pass declares what it is with plain attributes, read here and overridable
 from the command line:
 
 - ``passgate_semantics = "changing"``: it changes meaning on purpose, so
-  ``numerics`` is skipped (default ``"preserving"``);
+  ``numerics`` is skipped (default ``"preserving"``); ``"observing"``: it
+  only records or prints (a debug printer, an analysis filling a table), so
+  by contract it changes no program, and ``exercised`` (did a case make it
+  change the program?) does not apply to it;
 - ``passgate_stage = "export"``: it is written for the program as
   ``torch.export`` returns it rather than the edge program (default ``"edge"``).
 """
@@ -28,12 +31,13 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from harness.core.errors import UsageError
+from harness.core.kinds import Semantics
 from harness.graphs.cases import STAGES
 
 __all__ = ["SEMANTICS", "LoadedPass", "instantiate", "import_file", "import_module", "is_file_location", "source_file",
            "resolve_spec", "load_pass", "from_object"]
 
-SEMANTICS = ("preserving", "changing")
+SEMANTICS = tuple(s.value for s in Semantics)
 
 
 @dataclass

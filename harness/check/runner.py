@@ -50,7 +50,7 @@ from harness.check.loading import LoadedPass
 from harness.check.metadata import META_CHECKS, seed_metadata
 from harness.check.numerics import compare_outputs
 from harness.core.config import RunConfig
-from harness.core.kinds import Outcome
+from harness.core.kinds import Outcome, Semantics
 from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
 from harness.graphs.cases import GraphCase
 from harness.graphs.memos import MEMOS
@@ -169,9 +169,10 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         handed = run.entry_input
     changes = op_diff(handed.ops, op_counts(res.graph_module))
     what = changed(changes, forms, handed)
-    add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), {
-        "ops_changed": changes, "changed": what, "change_signature": change_signature(changes, what)}),
-        run.seconds)
+    details = {"ops_changed": changes, "changed": what, "change_signature": change_signature(changes, what)}
+    if (config.semantics or loaded.semantics) == Semantics.OBSERVING:  # exercised does not apply (harness.check.exercised)
+        details["observing"] = True
+    add("runs", verifiers.Verdict(Status.PASS, changes_text(changes), details), run.seconds)
     _judge_structure(add, res, run, handed.meta_keys)
     _judge_execution(add, res, case, stage, config, config.semantics or loaded.semantics, run.entry_program)
     if run.has_ensures:

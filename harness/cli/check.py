@@ -6,6 +6,7 @@ import argparse
 from dataclasses import replace
 
 from harness.core.errors import UsageError
+from harness.core.kinds import Semantics
 from harness.core.shards import argument as shard_argument
 
 __all__ = ["DEFAULT_REPORT_DIR", "positive_float", "positive_int", "check_selection", "add_common_run_options",
@@ -95,8 +96,10 @@ def add_parser(sub) -> None:
     p.add_argument("--stage", choices=("export", "edge"),
                    help="run at the torch.export program or the edge program (default: the pass's own "
                    "passgate_stage, else edge)")
-    p.add_argument("--semantics", choices=("preserving", "changing"),
-                   help="'changing' skips numerics (default: the pass's passgate_semantics, else preserving)")
+    p.add_argument("--semantics", choices=[s.value for s in Semantics],
+                   help="'changing' skips numerics; 'observing' (it only records or prints: it changes no program "
+                        "by contract) is not judged exercised (default: the pass's passgate_semantics, else "
+                        "preserving)")
     add_common_run_options(p)
     p.add_argument("--checks", type=check_selection, metavar="LIST",
                    help="judge only these checks: ids and the levels must / should, comma-separated (e.g. "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from harness.core.errors import UsageError
+from harness.core.kinds import Semantics
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_TIMEOUT", "add_parser", "run"]
 
@@ -52,7 +53,8 @@ def add_parser(sub) -> None:
     p.add_argument("--report", default=DEFAULT_REPORT_DIR, metavar="DIR",
                    help=f"folder for results.json and the reproducers (default {DEFAULT_REPORT_DIR})")
     p.add_argument("--stage", choices=("export", "edge"), help="with --pass: the stage it runs at")
-    p.add_argument("--semantics", choices=("preserving", "changing"), help="with --pass: 'changing' skips numerics")
+    p.add_argument("--semantics", choices=[s.value for s in Semantics],
+                   help="with --pass: 'changing' skips numerics ('observing': see passgate check --help)")
     add_quantize_argument(p)
     p.add_argument("--baseline-graphs", nargs="*", metavar="NAME",
                    help="graphs whose coverage is the 'before' column (default builtin, and quantized when draws "

@@ -1,4 +1,4 @@
-"""Small closed vocabularies as enums: exit statuses and how a pass call ended.
+"""Small closed vocabularies as enums: exit statuses, how a pass call ended, what a pass promises.
 
 They are contracts (DESIGN.md's exit statuses; the ``outcome`` recorded in a
 result's details), so they are spelled once here rather than as bare ints
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
-__all__ = ["ExitCode", "Outcome"]
+__all__ = ["ExitCode", "Outcome", "Semantics"]
 
 
 class ExitCode(IntEnum):
@@ -33,3 +33,15 @@ class Outcome(StrEnum):
     NOT_APPLICABLE = "not_applicable"  # its ``requires`` refused the program
     RAISED = "raised"
     TIMEOUT = "timeout"
+
+
+class Semantics(StrEnum):
+    """What a pass promises about the program's meaning (``passgate_semantics``, ``--semantics``, catalog entries)."""
+
+    PRESERVING = "preserving"
+    """The result computes what the input computed: ``numerics`` compares them."""
+    CHANGING = "changing"
+    """It changes meaning on purpose (a fusion moving an activation into metadata): ``numerics`` is skipped."""
+    OBSERVING = "observing"
+    """It only records or prints (a debug printer, an analysis filling a table of its own): by contract it changes
+    no program, so ``exercised`` (did a case make it change the program?) does not apply to it."""
