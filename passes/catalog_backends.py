@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from harness.catalog import Build, Catalog, Config, Lazy, entry, known
-from passes.prerequisites import SPEC_PROP
+from passes.prerequisites import MEMORY_PLANNING_INPUT, SPEC_PROP
 
 __all__ = ["CATALOGS"]
 
@@ -32,15 +32,14 @@ def mem_constraints():
     return MemConstraints()
 
 
-def _mem(spec: str, contract: str, matches: str):
-    why = (f"matches only {matches}, which no edge program holds: upstream it runs inside Cadence's memory-planning "
-           "algorithm (GenerateMemConstraints, called by to_executorch's MemoryPlanningPass), on the program "
-           "to_out_var_pass has turned into out variants, with TensorSpec lifetimes computed; passgate has no such "
-           "stage (its programs are export or edge dialect)")
+def _mem(spec: str, contract: str, observing: bool):
+    """A memory-constraint generator, run on what upstream runs it on: inside Cadence's memory-planning algorithm
+    (GenerateMemConstraints, called by to_executorch's MemoryPlanningPass), on the program with views as
+    memory.view, out variants and TensorSpec lifetimes. ``observing``: it only records constraints into its
+    MemConstraints and changes no program (the others also retarget the ops they make no-ops)."""
     return entry("cadence", f"{B}.cadence.aot.memory_constraints:{spec}", contract=contract,
-                 build=Build("call", (Lazy("passes.catalog_backends:mem_constraints"),)),
-                 known=(known("exercised", why, "backends/cadence/aot/memory_planning_algo.py (GenerateMemConstraints)",
-                              kind="precondition"),))
+                 semantics="observing" if observing else "preserving",
+                 build=Build("call", (Lazy("passes.catalog_backends:mem_constraints"),), after=MEMORY_PLANNING_INPUT))
 
 
 # EnnBackend.preprocess runs AnnotateQparamsPass(ep) (Q/DQ params into node.meta['quantize_attrs']) and then
@@ -104,16 +103,13 @@ CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
                       "which discovery finds by its GraphModule signature"),
     entry("cadence", f"{B}.cadence.aot.decompose_ops:DecomposeAtenApproxGeluPass",
           contract="gelu(approximate='tanh') -> its tanh formula"),
-    _mem("GenerateCatNopConstraints", "records which cats can be no-ops (metadata only)",
-         "torch.ops.aten.cat.out (retargeted to _cat_nop.out)"),
-    _mem("GenerateMemoryViewConstraints", "records view aliasing constraints (metadata only)",
-         "executorch.exir.memory.view nodes (recorded only into the MemConstraints object), which "
-         "to_executorch's ReplaceViewCopyWithViewPass makes"),
-    _mem("GenerateSliceAndSelectNopConstraints", "records which slices/selects can be no-ops",
-         "slice_copy.Tensor_out / select_copy.int_out (retargeted to their _nop variants)"),
-    _mem("GenerateIdmaConstraints", "records iDMA placement constraints",
-         "cadence.idma_load/idma_store/idma_wait.out (recorded only into the MemConstraints object), which only "
-         "Cadence's own iDMA lowering inserts"),
+    _mem("GenerateCatNopConstraints", "cat.out along the outermost dim whose inputs can be placed contiguously -> "
+         "_cat_nop.out, with the placement constraints recorded", observing=False),
+    _mem("GenerateMemoryViewConstraints", "records that a memory.view shares its input's memory", observing=True),
+    _mem("GenerateSliceAndSelectNopConstraints", "slice_copy.Tensor_out / select_copy.int_out along the outermost "
+         "dim -> their _nop variants, with the offset constraints recorded", observing=False),
+    _mem("GenerateIdmaConstraints", "records iDMA placement constraints (cadence idma_load/idma_store/idma_wait.out, "
+         "which only Cadence's own iDMA lowering inserts)", observing=True),
     entry("cadence", f"{B}.cadence.aot.memory_planning:SimplifyIdmaOpsPass", contract="simplifies iDMA copies",
           known=(known("exercised", "rewrites only cadence idma_load.out / idma_store.out, out variants of iDMA ops "
                        "no ExecuTorch pass inserts (upstream's tests build them by hand); it runs inside "

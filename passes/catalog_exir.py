@@ -85,15 +85,13 @@ def constant_tag(node):
 
 
 ENTRIES = (
-    _e(f"{P}:DebugPass", build=Build("call", kwargs=(("enable_debug_pass", False),)),
+    # an observer: it logs, and by contract changes no program (exercised does not apply)
+    _e(f"{P}:DebugPass", build=Build("call", kwargs=(("enable_debug_pass", False),)), semantics="observing",
        contract="debug printer; built with printing off (it writes to stdout): must leave the graph intact",
        configs={"enabled": Config(Build("call", kwargs=(("enable_debug_pass", True), ("show_src", True),
                                                         ("show_all_frames", True), ("show_spec", True))),
                                   contract="debug printer on (code, nodes, frames, specs, op counts at DEBUG level, "
-                                           "to the root logger): printing must leave the graph intact")},
-       known=(known("exercised", "a debug printer: off, call returns at once; on, it only logs the code, nodes, "
-                    "frames, specs and op counts. No graph can make it change the program",
-                    "exir/passes/__init__.py (DebugPass.call)", kind="by-design"),)),
+                                           "to the root logger): printing must leave the graph intact")}),
     _e(TO_OUT, build=Build(after=(SPEC_PROP,)), contract="functional ops -> out variants with memory.alloc nodes",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),
               known("meta_stack_trace", "memory.alloc nodes it creates carry no stack_trace",

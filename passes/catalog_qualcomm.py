@@ -181,14 +181,6 @@ _TABLE = (
 
 _INT_FLOOR_DIV = ("corpus_95d5c773", "targeted_misc_ops")  # the graphs with an integer floor division
 _KNOWN = {
-    "build_quant_io:BuildQuantIo": (
-        known("exercised", "re-specs only nodes TagQuantIO tagged QCOM_QUANTIZED_IO (given a get_quant_io_dtype_fn) and "
-              "executorch_call_delegate nodes: upstream runs it in to_executorch of a QNN-lowered program "
-              "(ExecutorchBackendConfig(passes=[BuildQuantIo()])), whose tagged IO feeds or leaves the QNN delegate "
-              "that consumes and produces the quantized tensors. Lowering to QNN runs QnnBackend.preprocess, which "
-              "needs the QNN SDK (QNN_SDK_ROOT is unset here); without the delegate, TagQuantIO's tags would only "
-              "make it re-type the meta['val'] of inputs and outputs the CPU program still computes in float",
-              "backends/qualcomm/_passes/build_quant_io.py (BuildQuantIo._build)", kind="precondition"),),
     "decompose_reciprocal:DecomposeReciprocal": (
         known("exercised", "matches only torch.ops.aten.reciprocal, an ATen target: at the edge stage every "
               "reciprocal is the edge op (QNN's own HTP pass list says 'Reciprocal no longer appears at to_edge "
@@ -227,18 +219,6 @@ _KNOWN = {
               "'mismatching num_heads' (checked on a hand-written 2-head attention)",
               "backends/qualcomm/partition/utils.py (get_skip_decomp_table); "
               "backends/qualcomm/_passes/convert_mha_to_sha.py (_get_attention_output)", kind="precondition"),),
-    "lpai_partition_fallback_support:LpaiPartitionFallbackSupport": (
-        known("exercised", "call returns at once when compiler_specs is None, as passgate builds it (from the "
-              "program alone); given LPAI compiler specs it would validate every op through QnnOperatorSupport, a "
-              "QnnManager that loads the QNN SDK's LPAI backend (QNN_SDK_ROOT is unset here), and wrap the rejected "
-              "ones in Q/DQ from the QCOM_QUANT_ATTRS AnnotateQuantAttrs records on quantized graphs",
-              "backends/qualcomm/_passes/lpai_partition_fallback_support.py (call, get_unsupported_nodes)",
-              kind="by-design"),),
-    "recompose_hadamard:RecomposeHadamard": (
-        known("exercised", "call returns unchanged unless QNN_SDK_ROOT is set and names an SDK >= 2.47 (unset "
-              "here); past that gate it matches only torch.ops.aten linear/matmul/conv2d (ATen targets, as in "
-              "the annotation pipeline) without bias whose weight is a get_attr holding a scaled Hadamard matrix",
-              "backends/qualcomm/_passes/recompose_hadamard.py (RecomposeHadamard.call)", kind="by-design"),),
     "annotate_get_attr:AnnotateGetAttr": (
         known("val_matches_execution", "its prerequisite CanonicalizeConv (conv1d -> conv2d) unsqueezes the int8 "
               "weight but leaves the 3-D meta['val'] on the dequantize_per_channel of it (CanonicalizeConv alone "
@@ -311,6 +291,26 @@ _KNOWN = {
 }
 
 
+# Passes that do their work only with the QNN SDK (QNN_SDK_ROOT, unset on a machine without it): built from the
+# program alone they return it unchanged, so running them here would test nothing. Listed with why, as the
+# catalogs list abstract bases, instead of as entries whose green says nothing.
+_NEEDS_SDK = {
+    "build_quant_io:BuildQuantIo":
+        "needs a QNN-lowered program: it re-specs only nodes TagQuantIO tagged QCOM_QUANTIZED_IO and the "
+        "executorch_call_delegate nodes of the QNN delegate that consumes and produces the quantized tensors "
+        "(upstream runs it in to_executorch: ExecutorchBackendConfig(passes=[BuildQuantIo()])); lowering to QNN "
+        "runs QnnBackend.preprocess, which needs the QNN SDK (backends/qualcomm/_passes/build_quant_io.py)",
+    "lpai_partition_fallback_support:LpaiPartitionFallbackSupport":
+        "needs LPAI compiler specs and the QNN SDK's LPAI backend: without compiler_specs (a program alone) call "
+        "returns at once; with them it validates every op through a QnnManager that loads the SDK and wraps the "
+        "rejected ones in Q/DQ (backends/qualcomm/_passes/lpai_partition_fallback_support.py)",
+    "recompose_hadamard:RecomposeHadamard":
+        "needs the QNN SDK >= 2.47: call returns the program unchanged unless QNN_SDK_ROOT names one; past that "
+        "gate it matches ATen linear/matmul/conv2d without bias whose weight is a get_attr holding a scaled "
+        "Hadamard matrix (backends/qualcomm/_passes/recompose_hadamard.py)",
+}
+
+
 def _build(b: Build) -> Build:
     if b.how == "call" and b.args and isinstance(b.args[0], str) and ":" in b.args[0]:
         from harness.catalog import resolve
@@ -321,7 +321,7 @@ def _build(b: Build) -> Build:
 
 ENTRIES = tuple(
     entry(C, f"{P}.{spec}", stage=stage, build=_build(build), contract=contract, known=_KNOWN.get(spec, ()),
-          configs=_CONFIGS.get(spec))
+          configs=_CONFIGS.get(spec), unavailable=_NEEDS_SDK.get(spec, ""))
     for spec, stage, build, contract in _TABLE
 ) + (
     entry(C, f"{P}.seq_mse:InsertSeqMse",

@@ -66,11 +66,10 @@ _BIAS_ROUNDING = known(
 ENTRIES = (
     _e("addmm_mm_to_linear:AddmmToLinearTransform", contract="addmm/mm (+permute of the weight) -> linear",
        known=(known("verifier", _LINEAR, kind="by-design"),)),
-    _e("aten_to_dialect_pass:AtenToDialectPass", build=PROG, contract="backend-dialect op substitution",
-       known=(known("exercised", "the base class's substitution registry is empty (_DIALECT_SUBSTITUTIONS = {}): "
-                    "only subclasses register ops (cortex_m's AtenToCortexMPass, Arm's ExirToTosaPass, through "
-                    "register_dialect_substitution), so built as is it substitutes nothing on any graph",
-                    "backends/transforms/aten_to_dialect_pass.py (AtenToDialectPass.call)", kind="by-design"),)),
+    _e("aten_to_dialect_pass:AtenToDialectPass",
+       unavailable="base class: its substitution registry is empty (_DIALECT_SUBSTITUTIONS = {}); the passes are its "
+                   "subclasses, which register ops through register_dialect_substitution (cortex_m's "
+                   "AtenToCortexMPass, Arm's ExirToTosaPass)"),
     _e("canonicalize_view_copy_permute_pass:CanonicalizeViewCopyPermutePass",
        contract="view_copy that only permutes -> permute_copy",
        known=(known("input_unchanged", _MUTATES),)),
@@ -188,12 +187,9 @@ ENTRIES = (
     _e("permute_pass_utils:RemoveOrReplacePassInterface",
        unavailable="abstract base class (targets, maybe_remove_or_replace): concrete passes implement it"),
     _e("permute_pass_utils:FuseOpPairsAcrossBranchesPass",
-       contract="base of op-pair fusion; with no pairs configured it must change nothing",
-       known=(known("exercised", "a base class without call(): it only provides find_and_fuse(producer, consumer "
-                    "op packets) for subclasses (FuseTransposeOrPermuteOpPairsPass, Cadence's "
-                    "FuseQuantDequantToRequantizePass) to call with their pairs; run as is it is ExportPass's "
-                    "identity retrace on every graph",
-                    "backends/transforms/permute_pass_utils.py (FuseOpPairsAcrossBranchesPass)", kind="by-design"),)),
+       unavailable="base class without call(): it provides find_and_fuse(producer, consumer op packets) for its "
+                   "subclasses (FuseTransposeOrPermuteOpPairsPass, Cadence's FuseQuantDequantToRequantizePass) to "
+                   "call with their pairs; run as is it would be ExportPass's identity retrace"),
     _e("postpone_permute_below_squeeze_view:PostponePermuteOpBelowSqueezeOrUnsqueezeLikeView",
        contract="permute moved below squeeze-like views",
        known=(known("input_unchanged", _MUTATES),

@@ -114,11 +114,9 @@ ENTRIES = (
                       "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py")
                 for check, what in (("meta_stack_trace", "stack_trace"), ("meta_nn_module_stack", "nn_module_stack"),
                                     ("meta_debug_handle", "debug_handle"))))),
-    _e(".xnnpack_pass:XNNPACKPass", build=PROG,
-       contract="the base of XNNPACK passes: its call() must leave the graph as it was",
-       known=(known("exercised", "an abstract base: it only stores the ExportedProgram for subclasses and "
-                    "inherits ExportPass.call, the identity retrace, so it changes no graph",
-                    "backends/xnnpack/_passes/xnnpack_pass.py", kind="by-design"),)),
+    _e(".xnnpack_pass:XNNPACKPass",
+       unavailable="abstract base of the XNNPACK passes: it stores the ExportedProgram for its subclasses and "
+                   "inherits ExportPass.call, the identity retrace"),
 )
 
 CATALOGS = (Catalog(C, (P,), ENTRIES, "the XNNPACK backend's preprocessing passes"),)

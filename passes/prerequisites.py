@@ -9,7 +9,8 @@ A step no upstream module offers as a pass is a class here (:class:`DelegateAdds
 
 from __future__ import annotations
 
-__all__ = ["SPEC_PROP", "DCE", "OP_REPLACE", "ADDMM_TO_LINEAR", "DELEGATE_TO_DEVICE", "DelegateAddsToDevice"]
+__all__ = ["SPEC_PROP", "DCE", "OP_REPLACE", "ADDMM_TO_LINEAR", "DELEGATE_TO_DEVICE", "VIEW_COPY_TO_VIEW", "TO_OUT",
+           "LIFETIMES", "MEMORY_PLANNING_INPUT", "DelegateAddsToDevice", "TensorLifetimes"]
 
 # SpecPropPass, plus meta['spec'] on placeholders as to_executorch's flow leaves them
 SPEC_PROP = "harness.pipelines.pipeline:SpecPropWithPlaceholders"
@@ -18,6 +19,11 @@ OP_REPLACE = "executorch.exir.passes.replace_aten_with_edge_pass:OpReplacePass"
 # to_edge leaves a linear as permute_copy + addmm / mm; VulkanBackend.preprocess rebuilds it first
 ADDMM_TO_LINEAR = "executorch.backends.transforms.addmm_mm_to_linear:AddmmToLinearTransform"
 DELEGATE_TO_DEVICE = f"{__name__}:DelegateAddsToDevice"
+VIEW_COPY_TO_VIEW = "executorch.exir.passes.replace_view_copy_with_view_pass:ReplaceViewCopyWithViewPass"
+TO_OUT = "executorch.exir.passes:ToOutVarPass"
+LIFETIMES = f"{__name__}:TensorLifetimes"
+# what to_executorch hands a memory-planning algorithm: specs, views as memory.view, out variants, lifetimes
+MEMORY_PLANNING_INPUT = (SPEC_PROP, VIEW_COPY_TO_VIEW, TO_OUT, LIFETIMES)
 
 try:
     from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
@@ -40,3 +46,18 @@ class DelegateAddsToDevice(ExportedProgramPassBase):
         from executorch.exir.backend.test.device_util import DeviceAwarePartitioner
 
         return ExportedProgramPassResult(to_backend(exported_program, DeviceAwarePartitioner("cuda:0")), True)
+
+
+class TensorLifetimes(ExportedProgramPassBase):
+    """Every TensorSpec's lifetime (first and last node index using it), set as ``MemoryPlanningPass`` sets them
+    before it calls a memory-planning algorithm (``exir.memory_planning.update_all_tensors_lifetime``).
+
+    Why: Cadence's memory-constraint generators run inside such an algorithm and order specs by lifetime; on a
+    program without lifetimes they compare ``None``.
+    """
+
+    def call(self, exported_program):
+        from executorch.exir.memory_planning import update_all_tensors_lifetime
+
+        update_all_tensors_lifetime(exported_program.graph_module, exported_program.graph_signature)
+        return ExportedProgramPassResult(exported_program, True)
