@@ -171,7 +171,13 @@ SMALL = Catalog("misc", (
                        "has exactly two positional args, e.g. x.to(torch.float16) + y) args[-1] is the input Node "
                        "and subscripting it raises TypeError ('Node' object is not subscriptable, checked); "
                        "elsewhere it edits nothing, though it returns modified=True",
-                       "backends/example/example_backend_delegate_passes/merge_to_dim_pass.py (MergeToDimPass.call)"),)),
+                       "backends/example/example_backend_delegate_passes/merge_to_dim_pass.py (MergeToDimPass.call)"),
+                 known("runs", "TypeError: 'Node' object is not subscriptable wherever a _to_dim_order_copy has a "
+                       "single user with exactly two positional args: the cast to_edge puts on a lifted scalar "
+                       "constant feeding an add or a div (hardswish's x + 3 and / 6, a Python-float operand), which "
+                       "passes its guard; it then reads dtype and dim_order from node.args[-1], the copy's input "
+                       "Node, as if it were a kwargs dict (both are keyword-only in the schema)",
+                       "backends/example/example_backend_delegate_passes/merge_to_dim_pass.py (MergeToDimPass.call)"))),
     entry("misc", f"{B}.example.example_backend_delegate_passes.permute_memory_formats_pass:PermuteMemoryFormatsPass",
           semantics="changing", contract="example backend: NCHW <-> NHWC permutes around convs (layout change)"),
 ), "CUDA, AOTI, Metal, native and example-backend passes")

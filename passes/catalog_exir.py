@@ -8,10 +8,14 @@ edge ops, so it runs on the ``export`` program, as do the passes ``to_edge`` run
 on the ATen program before it (``NormalizeTransposePass``, ``ScalarToTensorPass``,
 ``SymToTensorPass``, ``RemoveMixedTypeOperators``, ``ReplaceBrokenOpsWithFunctionalOpsPass``,
 ``remove_unused_parameters_pass``, ``convert_constant_dim_order_pass``, ``PruneEmptyTensorsPass``,
-``RemoveNonCoreAtenOpGraphAssertsPass``): on an edge
+``RemoveNonCoreAtenOpGraphAssertsPass``, ``RemoveNoopPass``, ``RemoveToCopyPass``,
+``FoldRedundantDequantizeQuantizePass``): on an edge
 program they find nothing left to do. passgate's ``export`` program is the
 training IR, not the core ATen program ``to_edge`` decomposes to first; where
-that shows, a ``precondition`` known failure says so.
+that shows, a ``precondition`` known failure says so. The forms only the core
+ATen program has (a no-op ``_to_copy``, a full slice, a dequantize next to a
+quantize with the same qparams) come from the case tagged ``core_aten``
+(``targeted_exir_stages``, whose ``build()`` ends with ``run_decompositions()``).
 
 Passes whose constructor takes options have one entry per construction
 (``Name[config]``, see :class:`harness.catalog.Config`): the flags
@@ -23,16 +27,18 @@ parameterized pass is in :mod:`passes.catalog`.
 
 from __future__ import annotations
 
-from harness.catalog import Build, Catalog, Config, Lazy, entry, known
-from passes.prerequisites import DELEGATE_TO_DEVICE, OP_REPLACE, SPEC_PROP
+from harness.catalog import ANY_GRAPH, Build, Catalog, Config, Lazy, entry, known
+from passes.prerequisites import DELEGATE_TO_DEVICE, OP_REPLACE, SPEC_PROP, TO_OUT, VIEW_COPIES
 
 __all__ = ["CATALOGS"]
 
 C = "exir"
 P = "executorch.exir.passes"
-TO_OUT = f"{P}:ToOutVarPass"
 
 _PROGRAM_FN = Build("program_function")
+# a case tag (fixtures/corpus/targeted_exir_stages.py): its export program is the core ATen one
+# (ExportedProgram.run_decompositions()), what to_edge hands the passes it runs before OpReplacePass
+CORE_ATEN = "core_aten"
 
 
 def _by_design(reason: str, upstream: str):
@@ -127,14 +133,15 @@ ENTRIES = (
        contract="constant tensors get default or channels_last dim order"),
     _e(f"{P}.cse_pass:CSEPass", contract="common subexpression elimination"),
     _e(f"{P}.debug_handle_generator_pass:DebugHandleGeneratorPass", stage="export", build=Build(after=(OP_REPLACE,)),
-       contract="gives every node a debug_handle (ties runtime profiles to source); run where to_edge runs it: on "
-                "the program OpReplacePass retraced (its nodes carry meta['from_node'], which it asserts on)",
-       known=(known("exercised", "numbers call nodes 1..N in graph order, sharing a number only between nodes one "
-                    "source node was decomposed into: after OpReplacePass (1:1 with the export program's nodes) "
-                    "that is the numbering passgate seeds every case with (seed_metadata gives call nodes unique "
-                    "debug handles in graph order, so meta_debug_handle can be checked), so no metadata changes",
-                    "exir/passes/debug_handle_generator_pass.py (DebugHandleGeneratorPass.call)",
-                    kind="by-design"),)),
+       applies_to=(ANY_GRAPH,),
+       contract="gives every node a debug_handle (ties runtime profiles to source): nodes with the same oldest "
+                "meta['from_node'] ancestor share one; run where to_edge runs it, on the program OpReplacePass "
+                "retraced (it asserts on from_node), float or quantized. A float training-IR case is 1:1 with its "
+                "source, so it numbers call nodes 1..N in graph order, the handles passgate seeds (no change); it "
+                "changes them where nodes share a source: each quantize -> dequantize pair convert_pt2e inserts shares "
+                "one handle, the op's whose output it quantizes (every quantized case), and the nodes "
+                "run_decompositions makes of one op share that op's (targeted_exir_stages: a linear's view, permute, "
+                "addmm, view)"),
     _e(f"{P}.external_constants_pass:external_constants_pass", build=Build(after=(SPEC_PROP,)),
        contract="tags constants for external storage (node metadata only); after SpecPropPass, as to_executorch "
                 "runs it: it tags only placeholders whose meta['spec'] says const, so anywhere earlier it tags "
@@ -146,13 +153,11 @@ ENTRIES = (
        contract="tags mutable weights for external storage (node metadata only); after SpecPropPass as "
                 "to_executorch runs it: it tags only parameters whose meta['spec'] says const and whose gradient "
                 "is an output (GRADIENT_TO_PARAMETER: a joint training program, targeted_exir_joint)"),
-    _e(f"{P}.fold_redundant_qdq_pass:FoldRedundantDequantizeQuantizePass", stage="quantized-edge",
-       contract="folds dequantize -> quantize pairs with matching qparams",
-       known=(_by_design("to_edge runs this very pass (base_pre_op_replace_passes) after run_decompositions erased the "
-                         "no-ops between a dequantize and a quantize, and nothing after it puts them side by side "
-                         "again: no edge program keeps such a pair (checked: a dq -> to.dtype -> q the pass folds on "
-                         "the core ATen program is gone from the edge one)",
-                         "exir/passes/fold_redundant_qdq_pass.py; exir/passes/__init__.py (base_pre_op_replace_passes)"),)),
+    _e(f"{P}.fold_redundant_qdq_pass:FoldRedundantDequantizeQuantizePass", stage="export", applies_to=("quantized",),
+       contract="folds dequantize -> quantize pairs with matching qparams; run where to_edge runs it, on the ATen "
+                "program (base_pre_op_replace_passes), of the quantized graphs: a pair is adjacent only once "
+                "run_decompositions dropped a no-op between them (targeted_exir_stages: a no-op .to(float32) "
+                "between two quantized regions); to_edge's edge program has none left"),
     _e(f"{P}.init_mutable_pass:InitializedMutableBufferPass", build=Build("call", (["running_", "cache"],)),
        contract="marks buffers whose name matches a pattern as initialized (meta['et_init_buffer'])"),
     _e(f"{P}.insert_write_back_for_buffers_pass:insert_write_back_for_buffers_pass",
@@ -267,15 +272,20 @@ ENTRIES = (
               known("runs", "raises AttributeError ('float' object has no attribute 'data') on a Python scalar "
                     "operand (x * 0.5): to_edge runs ScalarToTensorPass just before it, so it never sees one",
                     "exir/passes/remove_mixed_type_operators.py (call_operator)", kind="precondition"),)),
-    _e(f"{P}.remove_noop_pass:RemoveNoopPass", contract="removes ops that pass their input through",
-       known=(_by_design("matches the ATen overloads to.dtype and slice_copy.Tensor: run_decompositions removes to.dtype "
-                         "and OpReplacePass makes slice_copy an edge op, which never equals the ATen one; to_edge runs "
-                         "this pass itself on the core ATen program (base_pre_op_replace_passes)",
-                         "exir/passes/remove_noop_pass.py (RemoveNoopPass.call)"),)),
-    _e(f"{P}.remove_noop_pass:RemoveToCopyPass", contract="removes _to_copy ops that change nothing",
-       known=(_by_design("matches the ATen overload _to_copy.default, which an edge program has only as an edge op "
-                         "(and MemoryFormatOpsPass makes _to_dim_order_copy); to_edge runs it on the core ATen program",
-                         "exir/passes/remove_noop_pass.py (RemoveToCopyPass.call)"),)),
+    _e(f"{P}.remove_noop_pass:RemoveNoopPass", stage="export", build=Build(after=(VIEW_COPIES,)),
+       applies_to=(CORE_ATEN,),
+       contract="removes ops that pass their input through (a full slice_copy; a to.dtype whose meta['val'] is its "
+                "input's), and a dequantize -> quantize pair with the same qparams around one it removed; run where "
+                "to_edge runs it: on the core ATen program after ReplaceViewOpsWithViewCopyOpsPass (the training IR "
+                "has no slice_copy: torch.export drops a full x[..., :n], a full narrow becomes one only when "
+                "decomposed; and that prerequisite raises on the training IR's views), so on the core ATen cases "
+                "(targeted_exir_stages). Its to.dtype branch is unreachable there: run_decompositions removes "
+                "to.dtype"),
+    _e(f"{P}.remove_noop_pass:RemoveToCopyPass", stage="export", applies_to=(ANY_GRAPH,),
+       contract="removes _to_copy ops that change nothing (dtype, device, shape and strides kept); run where to_edge "
+                "runs it, on the ATen program of every graph, float or quantized: the training IR keeps casts as "
+                "aten.to.*, so only the core ATen program has the no-op _to_copy a .to(dtype, copy=True) decomposes "
+                "to (targeted_exir_stages)"),
     _e(f"{P}.remove_unused_parameters_pass:remove_unused_parameters_pass", build=_PROGRAM_FN, stage="export",
        contract="drops parameters no node reads"),
     _e(f"{P}.replace_aten_with_edge_pass:OpReplacePass", stage="export",
@@ -309,12 +319,17 @@ ENTRIES = (
        contract="symbolic shapes -> hints (deprecated upstream)"),
     _e(f"{P}.sym_to_tensor_pass:SymToTensorPass", stage="export",
        contract="SymInt/SymFloat in Tensor slots -> tensors"),
-    _e(f"{P}.to_device_pass:ToDevicePass", build=Build("call", ("cpu",)),
-       contract="moves the module and explicit device= kwargs to a device (here: cpu)",
-       known=(known("exercised", "on a CPU-only machine the target is cpu, where every device= kwarg already is. "
-                    "Another device (even cpu:0) rewrites the kwargs but leaves lifted parameters and meta['val'] on "
-                    "cpu: the edge verifier's fake-tensor propagation then fails on mixed devices",
-                    "exir/passes/to_device_pass.py (ToDevicePass.call)", kind="precondition"),)),
+    _e(f"{P}.to_device_pass:ToDevicePass", build=Build("call", ("cpu:0",)), stage="export", applies_to=(ANY_GRAPH,),
+       contract="rewrites every explicit device= kwarg that is not the target device (and moves the module's own "
+                "tensors); run on the ATen program, float or quantized, as Arm's post-quantization device switch "
+                "runs it on convert_pt2e's module. Built with cpu:0, the one other device a CPU machine can name: "
+                "torch.device('cpu:0') != torch.device('cpu'), so each device=cpu kwarg (arange, full, "
+                "_assert_tensor_metadata, ...) is rewritten, while a tensor made on cpu:0 is a cpu tensor, so the "
+                "program must still verify, run and give the same results. Not with cpu: a no-op on this machine; "
+                "not at the edge stage, where upstream does not run it: the edge verifier re-propagates fake "
+                "tensors, and a FakeTensor keeps cpu:0 (a real one becomes cpu), so it rejects the rewritten "
+                "program on mixed devices though it runs; not with meta: the program's lifted parameters and its "
+                "inputs stay on cpu (the pass moves a module's own tensors only), so it no longer runs"),
     _e(f"{P}.weights_to_outputs_pass:weights_to_outputs_pass", build=_PROGRAM_FN,
        contract="training graphs: weights with gradients become outputs (a no-op without gradients; exercised by "
                 "the joint program targeted_exir_joint)",

@@ -51,13 +51,10 @@ ANNOTATE_QUANT_ATTRS = f"{P}.annotate_quant_attrs:AnnotateQuantAttrs"
 FOLD_QDQ = f"{P}.fold_qdq:FoldQDQ"
 LAYOUT_TRANSFORM = f"{P}.layout_transform:LayoutTransform"
 INSERT_REQUANTIZE = f"{P}.insert_requantize:InsertRequantize"
+REMOVE_REDUNDANCY = f"{P}.remove_redundancy:RemoveRedundancy"
 _PREPROCESS = "as QnnPassManager.transform_for_preprocess_pipeline builds it"
 # module:Class -> the constructions QnnPassManager uses beside the capture-program one
 _CONFIGS = {
-    "decompose_reciprocal:DecomposeReciprocal": {
-        "export": Config(Build(), stage="export", inherit_known=False,
-                         contract="on the ATen program, as QNN's HTP/LPAI export and annotation pipelines run it: "
-                                  "aten.reciprocal -> div(1, x)")},
     "annotate_quant_attrs:AnnotateQuantAttrs": {
         "skip_advanced_requant": Config(Build("program", kwargs=(("skip_advanced_requant", True),)),
                                         contract="skip_advanced_requant=True: requantize only where the dtype "
@@ -106,7 +103,9 @@ _TABLE = (
     ("canonicalize_conv:CanonicalizeConv", "edge", PROG, "conv1d -> conv2d; dilated transposed conv kernels"),
     ("convert_bmm_to_matmul:ConvertBmmToMatmul", "edge", Build(), "bmm -> matmul (off by default upstream)"),
     ("convert_linear_to_conv2d:ConvertLinearToConv2d", "edge", PROG, "linear -> 1x1 conv2d (off by default)"),
-    ("convert_mha_to_sha:ConvertMhaToSha", "edge", PROG, "multi-head attention -> single-head attentions"),
+    ("convert_mha_to_sha:ConvertMhaToSha", "edge", Build("program", after=(REMOVE_REDUNDANCY,)),
+     "multi-head attention -> single-head attentions; run after RemoveRedundancy (capture program), which drops "
+     "the clone between the permute and the view of the merged heads, as QnnBackend.preprocess gets the program"),
     ("convert_square_to_pow:ConvertSquareToPow", "export", Build(), "square -> pow(x, 2)"),
     ("decompose_acos:DecomposeAcos", "edge", Build(), "acos -> pi/2 - asin"),
     ("decompose_addmm:DecomposeAddmm", "edge", Build(), "addmm -> mm + add"),
@@ -131,7 +130,10 @@ _TABLE = (
     ("decompose_minmaxdim:DecomposeMinMaxDim", "edge", Build(), "min/max with dim -> two single-output ops"),
     ("decompose_pad:DecomposePad", "export", Build(), "pad with non-constant mode -> specific pad ops"),
     ("decompose_pdist:DecomposePDist", "export", Build(), "pdist -> primitives"),
-    ("decompose_reciprocal:DecomposeReciprocal", "edge", Build(), "reciprocal -> div"),
+    ("decompose_reciprocal:DecomposeReciprocal", "export", Build(),
+     "aten.reciprocal -> div(1, x), on the ATen program, as the HTP, GPU and LPAI pass managers' export and "
+     "annotation pipelines run it (their capture programs also activate it at the edge stage, where by their own "
+     "comment 'Reciprocal no longer appears': it matches only the ATen target, so it finds nothing there)"),
     ("decompose_remainder:DecomposeRemainder", "edge", Build(), "remainder -> x - floor(x / y) * y"),
     ("decompose_roll:DecomposeRoll", "export", Build(), "roll -> slice + cat"),
     ("decompose_select_scatter:DecomposeSelectScatter", "export", Build(), "select_scatter -> slice_scatter"),
@@ -181,19 +183,27 @@ _TABLE = (
 
 _INT_FLOOR_DIV = ("corpus_95d5c773", "targeted_misc_ops")  # the graphs with an integer floor division
 _KNOWN = {
-    "decompose_reciprocal:DecomposeReciprocal": (
-        known("exercised", "matches only torch.ops.aten.reciprocal, an ATen target: at the edge stage every "
-              "reciprocal is the edge op (QNN's own HTP pass list says 'Reciprocal no longer appears at to_edge "
-              "stage'); [export] runs it on the ATen program, where upstream's export pipeline does its work",
-              "backends/qualcomm/_passes/backends/htp/qnn_htp_pass_manager.py", kind="by-design"),),
     "decompose_wrap_with_autocast:DecomposeWrapWithAutocast": (
-        known("exercised", "the one graph with an autocast region (targeted_qnn_ops) makes it raise KeyError "
-              "(reports/upstream/repro_qnn_decompose_wrap_with_autocast_keyerror.py), so no case records a change",
-              "backends/qualcomm/_passes/decompose_wrap_with_autocast.py (_replace)"),),
+        known("exercised", "raises KeyError on every autocast region, so no case records a change: _replace keys its "
+              "remap by the outer operand names (x, p_w) while merge_decomposed_graph looks up the submodule's "
+              "placeholder names (arg0_1, arg1_1, ...) (reports/upstream/repro_qnn_decompose_wrap_with_autocast_"
+              "keyerror.py). Checked on torch.autocast('cpu', enabled=False) (targeted_qnn_ops), "
+              "torch.autocast('cpu', dtype=torch.bfloat16), @torch.autocast as a forward decorator, a region "
+              "nested in another and a one-operand region, each exported strictly and non-strictly, fresh and "
+              "loaded from disk: all raise. Only a region whose operands are themselves named arg0_1, ... "
+              "passes, as in upstream's own test, whose forward argument is named arg0_1",
+              "backends/qualcomm/_passes/decompose_wrap_with_autocast.py (_replace); "
+              "backends/qualcomm/tests/rework/src/pattern.py (DecomposeWrapWithAutocast)"),),
     "convert_bmm_to_matmul:ConvertBmmToMatmul": (
         known("runs", "asserts 'Found a new pattern needed be converted to linear op' on the bmm of a plain "
               "self-attention (q @ k^T): an assertion on valid input", "backends/qualcomm/_passes/convert_bmm_to_matmul.py",
               graphs=("attention",)),),
+    "convert_linear_to_conv2d:ConvertLinearToConv2d": (
+        known("numerics", "reads the bias only from node.args[2]: given as a keyword, linear(x, w, bias=b) as "
+              "ExecuTorch's serde gives a call back (the cases' programs), the 1x1 convolution it builds gets no "
+              "bias, so the output of targeted_qnn_mha's nn.Linear attention differs from eager (max abs err 0.47); "
+              "on the program to_edge returns (bias positional) it matches eager",
+              "backends/qualcomm/_passes/convert_linear_to_conv2d.py (call)", graphs=("targeted_qnn_mha",)),),
     "i64_to_i32:I64toI32": (
         known("input_unchanged", _MUTATES),
         known("runs", "raises 'tensors used as indices must be long, int, byte or bool tensors' in the retrace of the "
@@ -209,16 +219,25 @@ _KNOWN = {
               "meta['val'], a SymInt: AttributeError (QNN's flow accepts dynamic_shapes)",
               "backends/qualcomm/_passes/layout_transform.py (is_edge_condition)", graphs=("corpus_f25443a2",))),
     "convert_mha_to_sha:ConvertMhaToSha": (
-        known("exercised", "finds softmax -> ... -> matmul/bmm -> ... -> permute_copy -> view_copy and takes the head "
-              "count from dim 1 of the attention matmul's operand, a 4-D [b, h, s, d] aten.matmul in QNN's flow: "
-              "to_edge_transform_and_lower keeps aten.matmul and aten.linear (get_skip_decomp_table), and the pass "
-              "runs in QnnBackend.preprocess (use_mha2sha) after RemoveRedundancy has dropped the clone a reshape "
-              "of the permuted attention output adds. passgate's to_edge decomposes matmul into expand/view/bmm "
-              "over [b*h, s, d] and keeps that _clone_dim_order between the permute and the view, so nothing "
-              "matches; with the clone removed it matches the bmm, reads s as the head count and asserts "
-              "'mismatching num_heads' (checked on a hand-written 2-head attention)",
-              "backends/qualcomm/partition/utils.py (get_skip_decomp_table); "
-              "backends/qualcomm/_passes/convert_mha_to_sha.py (_get_attention_output)", kind="precondition"),),
+        known("runs", "asserts 'mismatching num_heads, 2 % 5 != 0' on a plain self-attention (q @ k^T, softmax, "
+              "@ v): passgate's to_edge decomposes the 4-D matmuls into expand/view/bmm over [b*h, s, d], and the "
+              "pattern accepts a bmm (softmax -> ... -> matmul or bmm -> ... -> permute -> view) but takes the head "
+              "count from dim 1 of its operand as if it were [b, h, s, d], here s = 5. QNN's partitioner keeps "
+              "aten.matmul (get_skip_decomp_table), so this attention reaches the pass as matmul there "
+              "(targeted_qnn_mha has that form), but an attention written with torch.bmm over [b*h, s, d] stays bmm "
+              "there and asserts the same way (checked: 'mismatching num_heads, 4 % 5 != 0')",
+              "backends/qualcomm/_passes/convert_mha_to_sha.py (_get_attention_output)", graphs=("attention_block",)),
+        known("runnable", "an attention whose q/k/v projections are nn.Linear (kept as aten.linear, as QNN's "
+              "partitioner keeps it): the pass's docstring names 'static Linear/Conv2D' projections, but "
+              "_visit_linear_conv splits the weight of a convolution only; each linear goes through _visit_default, "
+              "which copies it per head with the full weight and only the head's slice of its meta['val'], so the "
+              "next view_copy gets 4x the elements it asks for ('shape [1, 5, 1, 2] is invalid for input of size "
+              "40'); the 1x1-conv attention of the same graph is split correctly",
+              "backends/qualcomm/_passes/convert_mha_to_sha.py (_visit_linear_conv, _visit_default)",
+              graphs=("targeted_qnn_mha",)),
+        known("verifier", "same cause: the per-head copies of each aten.linear claim [b, s, e/h] but compute "
+              "[b, s, e], and the view_copy after them cannot be propagated",
+              "backends/qualcomm/_passes/convert_mha_to_sha.py (_visit_default)", graphs=("targeted_qnn_mha",))),
     "annotate_get_attr:AnnotateGetAttr": (
         known("val_matches_execution", "its prerequisite CanonicalizeConv (conv1d -> conv2d) unsqueezes the int8 "
               "weight but leaves the 3-D meta['val'] on the dequantize_per_channel of it (CanonicalizeConv alone "

@@ -9,7 +9,7 @@ A step no upstream module offers as a pass is a class here (:class:`DelegateAdds
 
 from __future__ import annotations
 
-__all__ = ["SPEC_PROP", "DCE", "OP_REPLACE", "ADDMM_TO_LINEAR", "DELEGATE_TO_DEVICE", "VIEW_COPY_TO_VIEW", "TO_OUT",
+__all__ = ["SPEC_PROP", "DCE", "OP_REPLACE", "ADDMM_TO_LINEAR", "DELEGATE_TO_DEVICE", "VIEW_COPY_TO_VIEW", "VIEW_COPIES", "TO_OUT",
            "LIFETIMES", "MEMORY_PLANNING_INPUT", "DelegateAddsToDevice", "TensorLifetimes"]
 
 # SpecPropPass, plus meta['spec'] on placeholders as to_executorch's flow leaves them
@@ -20,6 +20,9 @@ OP_REPLACE = "executorch.exir.passes.replace_aten_with_edge_pass:OpReplacePass"
 ADDMM_TO_LINEAR = "executorch.backends.transforms.addmm_mm_to_linear:AddmmToLinearTransform"
 DELEGATE_TO_DEVICE = f"{__name__}:DelegateAddsToDevice"
 VIEW_COPY_TO_VIEW = "executorch.exir.passes.replace_view_copy_with_view_pass:ReplaceViewCopyWithViewPass"
+# what to_edge's _generate_edge_program runs on the core ATen program before base_pre_op_replace_passes: views ->
+# *_copy ops (it raises on the training IR's reshape, chunk, to.dtype, ..., so it runs only on a core ATen case)
+VIEW_COPIES = "torch._export.passes:ReplaceViewOpsWithViewCopyOpsPass"
 TO_OUT = "executorch.exir.passes:ToOutVarPass"
 LIFETIMES = f"{__name__}:TensorLifetimes"
 # what to_executorch hands a memory-planning algorithm: specs, views as memory.view, out variants, lifetimes

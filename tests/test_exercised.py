@@ -85,6 +85,24 @@ class PrintsNodes(PassBase):
         return PassResult(gm, False)
 
 
+class ReadsItsProgram(ExportPass):
+    """Built from the program (``Build("program")``): it tags nodes only if the program it was built with is the one
+    it is run on, after SpecPropPass (every call_function node of that one carries meta['spec'])."""
+
+    def __init__(self, exported_program):
+        super().__init__()
+        self.program = exported_program
+
+    def call(self, gm):
+        built_for = [n for n in self.program.graph.nodes if n.op == "call_function"]
+        if not built_for or any("spec" not in n.meta for n in built_for):
+            raise RuntimeError("built from a program other than the one it runs on")
+        for n in gm.graph.nodes:
+            if n.op == "call_function":
+                n.meta["passgate_test_note"] = "seen"
+        return PassResult(gm, True)
+
+
 def raises(gm):
     raise RuntimeError("this pass never runs")
 '''
@@ -342,6 +360,24 @@ def test_an_entry_run_after_prerequisites_is_judged_on_its_own_changes():
     # SpecPropPass as the entry itself: its meta['spec'] is its change
     alone = _runs(check_pass(spec_prop, ["mlp"]), "mlp").details
     assert alone["changed"]["metadata"] is True
+
+
+def test_an_entry_built_from_the_program_is_built_from_what_its_prerequisites_made(passes_file, monkeypatch):
+    """With ``after=``, a pass built from the program (``Build("program")``) gets the program its own step is
+    handed, not the one before the prerequisites (it once read the latter: state, signature, meta of another
+    program than the one it rewrote)."""
+    from harness.catalog import Build, entry
+    from harness.check.runner import check_pass_on_case
+    from harness.graphs import sources
+    from harness.graphs.cases import load_case
+
+    monkeypatch.syspath_prepend(str(Path(passes_file).parent))  # a catalog SPEC is module:attr
+    case = load_case(sources.select(["mlp"])[0])
+    loaded = entry("demo", f"{Path(passes_file).stem}:ReadsItsProgram", stage="edge",
+                   build=Build("program", after=("harness.pipelines.pipeline:SpecPropWithPlaceholders",))).loaded()
+    runs = _runs(check_pass_on_case(loaded, case), "mlp")
+    assert runs.status is Status.PASS, runs.message
+    assert runs.details["changed"]["metadata"] is True
 
 
 def test_an_entry_that_edits_the_prerequisites_tensor_specs_in_place_is_exercised(passgate_cache):

@@ -15,7 +15,7 @@ from harness.graphs.cases import load_case
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_", "targeted_aslowered", "targeted_misc_",
-            "targeted_asserts")
+            "targeted_asserts", "targeted_exir_stages", "targeted_qnn_mha")
 TARGETED = [s for s in load_dir(CORPUS) if s.name.startswith(PREFIXES)]
 
 
@@ -141,7 +141,7 @@ def test_a_case_tagged_as_lowered_knows_its_lifted_constants_values_and_only_the
 
 
 @pytest.mark.parametrize("name", ["samsung.FuseActivationPass", "qualcomm.RecomposePixelUnshuffle",
-                                  "qualcomm.DecomposeFloorDivide", "qualcomm.DecomposeReciprocal[export]"])
+                                  "qualcomm.DecomposeFloorDivide", "qualcomm.DecomposeReciprocal"])
 def test_targeted_misc_ops_exercises_the_entries_it_names(name):
     """Each region of targeted_misc_ops is the one plain op its entry needs: the entry changes the case (the
     conv's fused activation is recorded as metadata), and the result still computes what eager does."""
@@ -153,6 +153,26 @@ def test_targeted_misc_ops_exercises_the_entries_it_names(name):
     got = {r.check: r for r in check_pass_on_case(loaded, load_case(_spec("targeted_misc_ops")))}
     assert any(got["runs"].details["changed"].values()), got["runs"].message
     assert got["numerics"].status.value == "pass", got["numerics"].message
+
+
+@pytest.mark.parametrize("name, graph, numerics", [
+    ("exir.RemoveNoopPass", "targeted_exir_stages", "pass"), ("exir.RemoveToCopyPass", "targeted_exir_stages", "pass"),
+    ("exir.FoldRedundantDequantizeQuantizePass", "targeted_exir_stages", "pass"),
+    # its rewrite of the 4-head linear attention copies each projection's full weight per head (a known bug): the
+    # result no longer runs, so there is no numerics verdict; what matters here is that the pass now matches
+    ("qualcomm.ConvertMhaToSha", "targeted_qnn_mha", "skip")])
+def test_entries_to_edge_or_a_backend_runs_first_change_the_graph_written_for_them(name, graph, numerics):
+    """On the core ATen program to_edge hands them (targeted_exir_stages), the no-op removers and the dq -> q
+    folder remove what they exist for; ConvertMhaToSha, after QNN's RemoveRedundancy on an attention lowered with
+    matmul and linear kept whole as QNN keeps them, splits the heads."""
+    from harness.catalog.registry import load_catalogs
+    from harness.check.runner import check_pass_on_case
+
+    catalog = load_catalogs()[name.split(".")[0]]
+    loaded = next(e for e in catalog.entries if e.name == name).loaded()
+    got = {r.check: r for r in check_pass_on_case(loaded, load_case(_spec(graph)))}
+    assert got["runs"].status.value == "pass" and got["runs"].details["changed"]["ops"], got["runs"].message
+    assert got["numerics"].status.value == numerics, got["numerics"].message
 
 
 @pytest.mark.parametrize("name", ["exir.RemoveGraphAssertsPass", "vulkan.RemoveAssertsTransform", "vulkan.remove_asserts"])

@@ -148,7 +148,13 @@ class EntryFactory:
     build: Build
 
     def __call__(self, ep):
-
+        if self.build.after:
+            # The prerequisites first; the entry's own pass is built at its step, for the program that step is
+            # handed (a pass built from the program reads that one, not the program before the prerequisites)
+            steps = [pipeline.Step(Build.short(s), EntryFactory(s, Build())) for s in self.build.after]
+            last = EntryFactory(self.spec, replace(self.build, after=()))
+            return pipeline.PassSequence(steps + [pipeline.Step(self.spec.rpartition(":")[2], last)],
+                                         last_requires=True)
         target = resolve(self.spec)
         # Lazy arguments are made here, positional and keyword alike, whatever the build calls
         b = replace(self.build, args=tuple(_arg(a) for a in self.build.args),
@@ -170,21 +176,7 @@ class EntryFactory:
         else:
 
             p = instantiate(target, ep) if inspect.isclass(target) else target
-        if not b.after:
-            return p
-        steps = [pipeline.Step(Build.short(s), EntryFactory(s, Build())) for s in b.after]
-        steps.append(pipeline.Step(self.spec.rpartition(":")[2], _Fixed(p)))
-        return pipeline.PassSequence(steps, last_requires=True)
-
-
-@dataclass(frozen=True)
-class _Fixed:
-    """A factory returning an already built pass (the last step of an ``after`` sequence)."""
-
-    p: Any
-
-    def __call__(self, ep):
-        return self.p
+        return p
 
 
 CONFIG_LABEL = re.compile(r"^[A-Za-z0-9_]+$")
