@@ -31,7 +31,8 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["ROOT", "DEFAULT_BASELINE", "pytest_addoption", "pytest_configure", "pytest_generate_tests",
+__all__ = ["ROOT", "DEFAULT_BASELINE", "pytest_addoption", "pytest_configure", "pytest_xdist_auto_num_workers",
+           "pytest_generate_tests",
            "pytest_collection_modifyitems", "incremental", "unit_results", "pytest_runtest_makereport", "pytest_runtest_logreport",
            "pytest_sessionfinish", "pytest_terminal_summary"]
 
@@ -171,6 +172,39 @@ def incremental(config):
     return config._passgate_incremental
 
 
+def _run_config():
+    """How the suite judges its units (the verdict cache keys on it)."""
+    from harness.core.config import RunConfig
+    from harness.run import forking
+
+    return RunConfig(isolate=forking.available())
+
+
+# Judging work (CPU-seconds) above which -n auto distributes: below, the per-item cost xdist adds to some 200,000
+# items (their reports travel to the controller, which handles them one by one: minutes) outweighs what a
+# second core saves.
+PARALLEL_WORTH_S = 600.0
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto`` (what ``tox -e conformance`` passes): the cores when there is real judging to do, none when
+    every unit's recorded verdicts hold or the units left to judge are a few minutes of work.
+
+    Why: a reused unit costs its items' reporting only, and distributed, each item's setup, call and teardown
+    reports go from a worker to the controller, which handles them one at a time while the workers wait: a fully
+    reused standard suite took 9 min on 2 workers. In one process there is no such traffic. With much to judge
+    (a cold cache, a change every pass executes), the cores judge it, a pass's units on one worker (``--dist
+    loadgroup``). ``-n N`` always means N.
+    """
+    import os
+
+    p = _plan(config)
+    inc = incremental(config)
+    pending = inc.pending(p, p.units(), _run_config())
+    config._passgate_pending = (len(pending), inc.estimated_seconds(pending))
+    return (os.cpu_count() or 1) if config._passgate_pending[1] > PARALLEL_WORTH_S else 0
+
+
 def unit_results(config, unit) -> dict:
     """(pass name, check) -> CheckResult for every check of ``unit``, computed once per process.
 
@@ -179,9 +213,7 @@ def unit_results(config, unit) -> dict:
     one worker pool per pass instead of one per pass x graph.
     """
     if unit not in _UNITS:
-        from harness.core.config import RunConfig
         from harness.graphs.cases import load_cases
-        from harness.run import forking
 
         p = _plan(config)
         batch = [u for u in p.units() if _group(u) == _group(unit)] if _batched(unit) else [unit]
@@ -190,7 +222,7 @@ def unit_results(config, unit) -> dict:
         # Catalog entries run in forked workers (harness/run/isolation.py): a pass that segfaults or hangs
         # in native code fails its own items with the signal instead of taking the xdist worker down.
         # Units whose recorded verdicts still hold are reused; cases are loaded only for those that run.
-        for r in incremental(config).execute(p, batch, RunConfig(isolate=forking.available()),
+        for r in incremental(config).execute(p, batch, _run_config(),
                                              load_cases=lambda specs: load_cases(specs, loaded=_case_loaded)):
             got[by_graph[r.graph]][(r.pass_name, r.check)] = r
         _UNITS.update(got)
@@ -341,6 +373,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     inc = _incremental_section(config)
     terminalreporter.write_line(f"passgate: incremental: {inc['ran']} units ran, {inc['reused']} reused, "
                                 f"{inc['not_affected']} not affected")
+    pending = getattr(config, "_passgate_pending", None)
+    if pending is not None:  # -n auto: say what it chose, and why
+        workers = config.getoption("numprocesses", 0) or 0
+        terminalreporter.write_line(f"passgate: -n auto: {pending[0]} units to judge, ~{pending[1]:.0f} s of work "
+                                    f"by their records: {'in this process' if not workers else f'{workers} workers'}"
+                                    f" (distributed above {PARALLEL_WORTH_S:.0f} s)")
     doc = getattr(config, "_passgate_doc", None)
     if doc is None:
         terminalreporter.write_line(f"passgate: conformance report written to {config._passgate_report_dir}")

@@ -25,9 +25,10 @@ from harness.check.loading import source_file
 from harness.core.results import CheckResult
 from harness.run import affected, deps, verdicts
 
-__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "Counts", "Incremental", "case_key", "unit_record_key"]
+__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "UNRECORDED_SECONDS", "Counts", "Incremental", "case_key", "unit_record_key"]
 
 RAN, REUSED, NOT_AFFECTED = "ran", "reused", "not_affected"
+UNRECORDED_SECONDS = 2.0  # a unit never judged under its key: a catalog entry on a corpus graph takes ~0.1-3 s
 
 
 def case_key(plan, unit) -> str:
@@ -80,8 +81,8 @@ class Incremental:
                 "changed_files": sorted(self.changed) if self.changed is not None else None,
                 "cache": str(self.cache.root) if self.cache is not None else None}
 
-    def select(self, plan, units: list, config) -> tuple[list, dict]:
-        """The units to judge (affected ones) and, of those, the reusable records by unit key."""
+    def _partition(self, plan, units: list, config) -> tuple:
+        """(affected.Selection of ``units``, the reusable records of the selected ones by unit key)."""
         for u in units:
             self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config)
         sel = affected.select(units, self.keys, self.cache, self.changed)
@@ -91,6 +92,25 @@ class Incremental:
                 rec = self.cache.hit(self.keys[u.key])
                 if rec is not None:
                     hits[u.key] = rec
+        return sel, hits
+
+    def pending(self, plan, units: list, config) -> list:
+        """The units of ``units`` a judging would run now (affected, no record that still holds); counts nothing."""
+        sel, hits = self._partition(plan, units, config)
+        return [u for u in sel.units if u.key not in hits]
+
+    def estimated_seconds(self, units: list, unknown: float = UNRECORDED_SECONDS) -> float:
+        """What judging ``units`` will take, by their last record (stale or not) under the same static key, and
+        ``unknown`` seconds for a unit never recorded: what a caller weighs (one process, or several?)."""
+        total = 0.0
+        for u in units:
+            rec = self.cache.read(self.keys.get(u.key)) if (self.cache is not None and self.keys.get(u.key)) else None
+            total += sum(float(r.get("duration_s") or 0.0) for r in rec.results) if rec is not None else unknown
+        return total
+
+    def select(self, plan, units: list, config) -> tuple[list, dict]:
+        """The units to judge (affected ones) and, of those, the reusable records by unit key."""
+        sel, hits = self._partition(plan, units, config)
         self.counts.units += len(units)
         self.counts.not_affected += len(sel.not_affected)
         self.counts.uncacheable += sum(1 for u in sel.units if self.keys[u.key] is None)
