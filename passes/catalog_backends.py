@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from harness.catalog import Build, Catalog, Config, Lazy, entry, known
-from passes.prerequisites import MEMORY_PLANNING_INPUT, SPEC_PROP
+from passes.prerequisites import MEMORY_PLANNING_INPUT, SPEC_PROP, TO_OUT, VIEW_COPY_TO_VIEW
 
 __all__ = ["CATALOGS"]
 
@@ -32,6 +32,14 @@ def mem_constraints():
     return MemConstraints()
 
 
+def cadence_kv_cache_ops():
+    """AdvanceQuantizeOpAboveDefChainPass's ``extra_quantizable_ops``: slice_scatter, both tensor inputs
+    quantizable (what upstream's test_advance_quantize_above_extra_quantizable_op passes)."""
+    from executorch.exir.dialects._ops import ops as exir_ops
+
+    return {exir_ops.edge.aten.slice_scatter.default: (0, 1)}
+
+
 def _mem(spec: str, contract: str, observing: bool):
     """A memory-constraint generator, run on what upstream runs it on: inside Cadence's memory-planning algorithm
     (GenerateMemConstraints, called by to_executorch's MemoryPlanningPass), on the program with views as
@@ -39,7 +47,50 @@ def _mem(spec: str, contract: str, observing: bool):
     MemConstraints and changes no program (the others also retarget the ops they make no-ops)."""
     return entry("cadence", f"{B}.cadence.aot.memory_constraints:{spec}", contract=contract,
                  semantics="observing" if observing else "preserving",
+                 known=_SPLIT_OUT + (() if observing else _NOP_RUNNABLE),
                  build=Build("call", (Lazy("passes.catalog_backends:mem_constraints"),), after=MEMORY_PLANNING_INPUT))
+
+
+def cadence_default_mode():
+    """CompileMode.DEFAULT, the mode Cadence's compiler plans memory in unless asked otherwise."""
+    from executorch.backends.cadence.aot.pass_utils import CompileMode
+
+    return CompileMode.DEFAULT
+
+
+def cadence_two_memories():
+    """A MemoryConfig of two memories, a 1 KiB one (a DSP's local data RAM) in front of a large one (system RAM):
+    the hierarchy CadenceMemoryPlanning's algorithms fill in order, a tensor going to the first that fits it."""
+    from executorch.backends.cadence.aot.utils import MemoryConfig
+
+    return MemoryConfig(memory_sizes=[1024, 1 << 30])
+
+
+def _cmp(mem_algo: int, memory_config: str, *kwargs: tuple) -> Build:
+    """CadenceMemoryPlanning(memory_config, mode=DEFAULT, mem_algo=...) as _lower_ep_to_cadence_gen_etrecord builds
+    it for to_executorch, run as to_executorch runs a memory-planning pass (run(gm, graph_signature)) on what it
+    hands one: after SpecPropPass, views as memory.view and out variants (it computes the lifetimes itself)."""
+    return Build("memory_planning", (Lazy(memory_config),),
+                 kwargs=(("mode", Lazy("passes.catalog_backends:cadence_default_mode")), ("mem_algo", mem_algo),
+                         *kwargs),
+                 after=(SPEC_PROP, VIEW_COPY_TO_VIEW, TO_OUT))
+
+
+_CMP_CONTRACT = ("plans every tensor's memory (TensorSpec mem_id / mem_offset) under the constraints Cadence's "
+                 "GenerateMemConstraints records; cat / slice / select that the plan makes in-place become their _nop "
+                 "variants")
+# what makes the nop variants legal is the memory plan itself: the ops have no CPU kernel
+_NOP_RUNNABLE = (known("runnable", "the program keeps aten._cat_nop.out / _slice_copy_nop.Tensor_out / "
+                       "_select_copy_nop.int_out where the plan placed the inputs in the output's memory; they are "
+                       "registered with a meta kernel only (Cadence's runtime runs them as no-ops), so the program "
+                       "no longer runs on CPU", "backends/cadence/aot/memory_constraints.py "
+                       "(GenerateCatNopConstraints, GenerateSliceAndSelectNopConstraints)", kind="by-design"),)
+# the out-variant program these entries are handed (ToOutVarPass) already has it; they do not touch the split
+_SPLIT_OUT = (known("val_matches_execution", "split_with_sizes_copy.out of the out-variant program they are handed "
+                    "(ToOutVarPass made it) writes into its out tensors and returns None while meta['val'] keeps the "
+                    "functional result, a list: the ExecuTorch dialect is not run op by op",
+                    "exir/passes/__init__.py (ToOutVarPass)",
+                    graphs=("inplace_views", "corpus_5c0e5150", "corpus_6c801e7c"), kind="by-design"),)
 
 
 # EnnBackend.preprocess runs AnnotateQparamsPass(ep) (Q/DQ params into node.meta['quantize_attrs']) and then
@@ -64,7 +115,13 @@ _SAMSUNG_KNOWN = {
               "keywords (exir.serde save/load) it raises IndexError; positional bounds other than (0, 6), as "
               "F.hardtanh's default (-1, 1), fail its assert instead, though Samsung's own op_hardtanh lowers any "
               "bounds (CLIP)", "backends/samsung/_passes/fuse_activation.py (map_hardtan_relux, "
-              "FuseActivationPass._fuse)", graphs=("corpus_7f0d7a1f", "corpus_c994b397")),),
+              "FuseActivationPass._fuse)", graphs=("corpus_7f0d7a1f", "corpus_c994b397", "targeted_qnn_samsung_ops")),),
+    "conv1d_to_conv2d:Conv1dToConv2d": (
+        known("runnable", "update_kernel unsqueezes a conv1d weight only when it is a parameter or a lifted tensor "
+              "constant; a registered buffer (a fixed smoothing kernel) falls through to RuntimeError('Weight of 1d "
+              "conv should be constant tensor or Parameter obj'), which it builds but never raises, so the buffer "
+              "stays 3-D under the now 2-D convolution and the program no longer runs",
+              "backends/samsung/_passes/conv1d_to_conv2d.py (update_kernel)", graphs=("targeted_qnn_samsung_ops",)),),
     "replace_scalar_ops:ReplaceOpsWithScalar": (
         known("verifier", "wraps the scalar operand as torch.tensor(scalar), whose dtype is int64 for a Python int "
               "(float32 for a float) whatever the tensor operand's: pow.Tensor_Scalar of an int32 tensor becomes "
@@ -110,14 +167,33 @@ CADENCE = Catalog("cadence", (f"{B}.cadence.aot",), (
          "dim -> their _nop variants, with the offset constraints recorded", observing=False),
     _mem("GenerateIdmaConstraints", "records iDMA placement constraints (cadence idma_load/idma_store/idma_wait.out, "
          "which only Cadence's own iDMA lowering inserts)", observing=True),
+    entry("cadence", f"{B}.cadence.aot.memory_planning:CadenceMemoryPlanning", contract=_CMP_CONTRACT,
+          build=_cmp(0, "executorch.backends.cadence.aot.utils:get_default_memory_config"),
+          known=_NOP_RUNNABLE + _SPLIT_OUT,
+          configs={
+              "heuristic_no_io": Config(
+                  _cmp(1, "executorch.backends.cadence.aot.utils:get_default_memory_config",
+                       ("alloc_graph_input", False), ("alloc_graph_output", False)),
+                  contract="mem_algo=1 (GreedyWithHeuristic) with alloc_graph_input / alloc_graph_output False, as "
+                           "upstream's alignment test builds it: program inputs and outputs left unplanned"),
+              "two_memories": Config(
+                  _cmp(0, "passes.catalog_backends:cadence_two_memories"),
+                  contract="mem_algo=0 (PositionBasedGreedyWithHierarchy) over a 1 KiB memory in front of a large "
+                           "one: tensors that do not fit the first go to the second")}),
     entry("cadence", f"{B}.cadence.aot.memory_planning:SimplifyIdmaOpsPass", contract="simplifies iDMA copies",
           known=(known("exercised", "rewrites only cadence idma_load.out / idma_store.out, out variants of iDMA ops "
                        "no ExecuTorch pass inserts (upstream's tests build them by hand); it runs inside "
                        "CadenceMemoryPlanning.run after memory planning, past the edge dialect of passgate's cases",
                        "backends/cadence/aot/memory_planning.py (SimplifyIdmaOpsPass.call)", kind="precondition"),)),
+    entry("cadence", f"{B}.cadence.aot.reorder_ops:AdvanceQuantizeOpAboveDefInBranchPass",
+          contract="quantize ops moved above their producer in branches"),
+    entry("cadence", f"{B}.cadence.aot.reorder_ops:AdvanceQuantizeOpAboveDefChainPass",
+          contract="quantize ops moved up chains of movable ops",
+          configs={"slice_scatter": Config(
+              Build("call", kwargs=(("extra_quantizable_ops", Lazy("passes.catalog_backends:cadence_kv_cache_ops")),)),
+              contract="extra_quantizable_ops={slice_scatter: (0, 1)}, as upstream's test of the option builds it: a "
+                       "quantize of a slice_scatter (a quantized KV-cache update) moved above it onto both inputs")}),
     *(entry("cadence", f"{B}.cadence.aot.reorder_ops:{name}", contract=c) for name, c in (
-        ("AdvanceQuantizeOpAboveDefInBranchPass", "quantize ops moved above their producer in branches"),
-        ("AdvanceQuantizeOpAboveDefChainPass", "quantize ops moved up chains of movable ops"),
         ("PostponeDequantizeOpBelowUseChainPass", "dequantize ops moved below chains of movable ops"),
         ("SinkOpsCloserToUsePass", "ops sunk next to their use"),
         ("HoistOpsCloserToDefPass", "ops hoisted next to their definition"),

@@ -3,7 +3,8 @@
 Stages follow where ExecuTorch runs each pass: ``to_edge`` / ``EdgeProgramManager.transform``
 passes at ``edge``; the ``to_executorch`` passes (out variants, memory planning,
 view-copy removal) need ``SpecPropPass`` first, as ``edge_to_executorch_passes``
-orders them, and are built with ``after``; ``OpReplacePass`` turns ATen ops into
+orders them, and are built with ``after`` (the out-variant ones after ``RemoveGraphAssertsPass`` too, memory
+planning after the default ``ConstraintBasedSymShapeEvalPass`` as well: ``BEFORE_OUT``, ``PLANNING``); ``OpReplacePass`` turns ATen ops into
 edge ops, so it runs on the ``export`` program, as do the passes ``to_edge`` runs
 on the ATen program before it (``NormalizeTransposePass``, ``ScalarToTensorPass``,
 ``SymToTensorPass``, ``RemoveMixedTypeOperators``, ``ReplaceBrokenOpsWithFunctionalOpsPass``,
@@ -28,7 +29,20 @@ parameterized pass is in :mod:`passes.catalog`.
 from __future__ import annotations
 
 from harness.catalog import ANY_GRAPH, Build, Catalog, Config, Lazy, entry, known
-from passes.prerequisites import DELEGATE_TO_DEVICE, OP_REPLACE, SPEC_PROP, TO_OUT, VIEW_COPIES
+from passes.prerequisites import (
+    DCE,
+    DELEGATE_TO_DEVICE,
+    OP_REPLACE,
+    SPEC_PROP,
+    TO_OUT,
+    VIEW_COPIES,
+    VIEW_COPY_TO_VIEW,
+)
+
+try:
+    from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
+except ImportError:  # listing the catalog needs no executorch; running a step does
+    ExportedProgramPassBase = object
 
 __all__ = ["CATALOGS"]
 
@@ -36,6 +50,20 @@ C = "exir"
 P = "executorch.exir.passes"
 
 _PROGRAM_FN = Build("program_function")
+# to_executorch runs RemoveGraphAssertsPass before ToOutVarPass (edge_to_executorch_passes): an _assert_scalar a
+# data-dependent size leaves has no out variant, so the out-variant passes are handed the program without them
+REMOVE_ASSERTS = f"{P}.remove_graph_asserts_pass:RemoveGraphAssertsPass"
+BEFORE_OUT = (SPEC_PROP, REMOVE_ASSERTS)
+# and the default sym_shape_eval_pass before ToOutVarPass: memory planning reads sizes, and a data-dependent one
+# has no hint to guard on (GuardOnDataDependentSymNode) until this pass makes it its upper bound
+SYM_EVAL = f"{P}.sym_shape_eval_pass:ConstraintBasedSymShapeEvalPass"
+PLANNING = (*BEFORE_OUT, SYM_EVAL, TO_OUT)
+# what to_executorch runs before memory planning with ExecutorchBackendConfig(reinplace_extra_ops={slice_scatter}):
+# reinplace_pass, SpecPropPass, RemoveGraphAssertsPass, NormalizeViewCopyBasePass, dead code elimination,
+# ReplaceViewCopyWithViewPass, ConstraintBasedSymShapeEvalPass (the default sym_shape_eval_pass), ToOutVarPass
+EXECUTORCH_FLOW = (f"{__name__}:ReinplaceSharingScatters", SPEC_PROP, REMOVE_ASSERTS,
+                   f"{P}.normalize_view_copy_base_pass:NormalizeViewCopyBasePass", DCE, VIEW_COPY_TO_VIEW,
+                   SYM_EVAL, TO_OUT)
 # a case tag (fixtures/corpus/targeted_exir_stages.py): its export program is the core ATen one
 # (ExportedProgram.run_decompositions()), what to_edge hands the passes it runs before OpReplacePass
 CORE_ATEN = "core_aten"
@@ -49,6 +77,11 @@ _DEVICE_COPIES = ("the et_copy._h2d_copy / _d2h_copy ops it inserts are not edge
                   "after SpecPropPass, where the program has left the edge dialect its verifier checks")
 _MUTATES = ("mutates the graph module it is handed and returns a retraced copy; EdgeProgramManager.transform "
             "documents that it returns 'a copy', yet the caller's program changes too")
+_OVERWRITES_OUTPUT = ("writes in place into a tensor the program returns: the backward walk records a value as "
+                      "read later only by call_function nodes, never by the output node, so an op whose input is "
+                      "also returned (targeted_exir_memory: `w` and `w.index_put(...)`, and with elementwise op sets "
+                      "the KV-cache buffer's new value, read by `cache * cache`) is rewritten to overwrite it, and "
+                      "that output comes back changed (to_executorch(run_reinplace_pass=True) too, at runtime)")
 _OUT_VARIANTS = ("out-variant ops and memory.alloc are the ExecuTorch dialect: the edge verifier rejects "
                  "them by design (to_executorch does not re-verify with it)")
 
@@ -84,6 +117,50 @@ def elementwise_inplace_ops():
                                            a.hardtanh.default, a.clamp.default}
 
 
+def sharing_scatter_ops():
+    """``reinplace_pass(ops_to_inplace=...)``: the default set plus slice_scatter, as
+    ``ExecutorchBackendConfig(reinplace_extra_ops={slice_scatter})`` asks. aten has no ``slice_scatter_``, so the
+    pass cannot rewrite it; it annotates the node (``_share_alloc_with_arg_idx``) for memory planning to put the
+    result in the storage of the input it scatters into, when nothing reads that input later."""
+    from executorch.exir.dialects._ops import ops
+    from executorch.exir.passes.reinplace import DEFAULT_INPLACEABLE_OPS
+
+    return set(DEFAULT_INPLACEABLE_OPS) | {ops.edge.aten.slice_scatter.default}
+
+
+def mlx_inplace_ops():
+    """``reinplace_pass(ops_to_inplace=...)``: the set ``MLXReinplacePass`` (backends/mlx/passes.py) hands it, built
+    as backends/mlx/ops.py builds it: its unary ops that have an aten in-place overload, add/sub/mul/div.Tensor, and
+    clamp (default, Tensor), gelu, relu, leaky_relu, hardtanh, pow (Tensor_Scalar, Tensor_Tensor). Mirrored here:
+    the MLX backend does not import without its generated serialization schema."""
+    import torch
+    from executorch.exir.dialects._ops import ops
+
+    a = ops.edge.aten
+    unary = ("silu", "sigmoid", "tanh", "rsqrt", "floor", "ceil", "trunc", "square", "exp", "sqrt", "reciprocal",
+             "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "log", "log2",
+             "log10", "log1p", "erf", "expm1", "abs", "neg", "sign", "logical_not")
+    out = {getattr(a, n).default for n in unary if getattr(getattr(torch.ops.aten, n + "_", None), "default", None)}
+    out |= {getattr(a, n).Tensor for n in ("add", "sub", "mul", "div")}
+    out |= {a.clamp.default, a.clamp.Tensor, a.gelu.default, a.relu.default, a.leaky_relu.default,
+            a.hardtanh.default, a.pow.Tensor_Scalar, a.pow.Tensor_Tensor}
+    return out
+
+
+class ReinplaceSharingScatters(ExportedProgramPassBase):
+    """``reinplace_pass(ep, ops_to_inplace=sharing_scatter_ops())``, the first step of ``to_executorch`` with
+    ``ExecutorchBackendConfig(reinplace_extra_ops={slice_scatter})``: index_put on a mutable buffer becomes
+    index_put_, and a slice_scatter whose input nothing reads later is annotated to share its storage.
+
+    Why a step here: a prerequisite is built the default way (a pass class, no arguments), and reinplace_pass is a
+    function over the program that takes the op set."""
+
+    def call(self, exported_program):
+        from executorch.exir.passes.reinplace import reinplace_pass
+
+        return ExportedProgramPassResult(reinplace_pass(exported_program, ops_to_inplace=sharing_scatter_ops()), True)
+
+
 def constant_tag(node):
     """``external_constants_pass(gen_tag_fn=...)``: weights go to one file, every other constant stays
     (``None``), so both branches of a tagging function are taken."""
@@ -95,19 +172,30 @@ ENTRIES = (
     _e(f"{P}:DebugPass", build=Build("call", kwargs=(("enable_debug_pass", False),)), semantics="observing",
        contract="debug printer; built with printing off (it writes to stdout): must leave the graph intact",
        configs={"enabled": Config(Build("call", kwargs=(("enable_debug_pass", True), ("show_src", True),
-                                                        ("show_all_frames", True), ("show_spec", True))),
+                                                        ("show_all_frames", True), ("show_spec", True),
+                                                        ("path_filter", "fixtures|harness")), after=(SPEC_PROP,)),
                                   contract="debug printer on (code, nodes, frames, specs, op counts at DEBUG level, "
-                                           "to the root logger): printing must leave the graph intact")}),
-    _e(TO_OUT, build=Build(after=(SPEC_PROP,)), contract="functional ops -> out variants with memory.alloc nodes",
+                                           "to the root logger), after SpecPropPass so that show_spec has TensorSpecs "
+                                           "to print: printing must leave the graph intact")}),
+    _e(TO_OUT, build=Build(after=BEFORE_OUT),
+       contract="functional ops -> out variants with memory.alloc nodes (control-flow submodules too); after "
+                "SpecPropPass and RemoveGraphAssertsPass, as to_executorch runs it",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),
               known("meta_stack_trace", "memory.alloc nodes it creates carry no stack_trace",
                     "exir/passes/__init__.py (make_alloc_node)"),
               known("meta_nn_module_stack", "memory.alloc nodes carry no nn_module_stack",
                     "exir/passes/__init__.py (make_alloc_node)"),
               known("val_matches_execution", "split_with_sizes_copy.out returns None when run, while meta['val'] "
-                    "keeps the list of tensors", graphs=("inplace_views",))),
+                    "keeps the list of tensors", graphs=("inplace_views",)),
+              known("runnable", "the Python implementation registered for dim_order_ops._empty_dim_order.out (the out "
+                    "variant of torch.empty(2, 4) in the edge dialect) calls aten.empty.out with memory_format=, which "
+                    "aten rejects with an out tensor ('memory_format' argument is incompatible with 'out' tensor "
+                    "argument): the program stops there (the runtime has its own C++ kernel)",
+                    "exir/passes/dim_order_ops_registry.py (_empty_dim_order_out_impl, _op_impl); "
+                    "reports/upstream/repro_empty_dim_order_out_impl.py",
+                    graphs=("targeted_exir_memory",))),
        configs={"ignore_missing": Config(
-           Build("call", kwargs=(("ignore_to_out_var_failure", True),), after=(SPEC_PROP,)), applies_to=("quantized",),
+           Build("call", kwargs=(("ignore_to_out_var_failure", True),), after=BEFORE_OUT), applies_to=("quantized",),
            contract="ignore_to_out_var_failure=True on quantized graphs: ops without an out variant (the "
                     "quantized_decomposed Q/DQ ops) stay functional instead of raising 'Missing out variants'")}),
     _e(f"{P}:dead_code_elimination_pass", contract="removes nodes without users or side effects",
@@ -115,7 +203,7 @@ ENTRIES = (
                          "dead node but impure ones it keeps too; the only dead nodes of a loaded case are the "
                          "deserializer's <node>_unused_N getitems, which exercised does not count",
                          "exir/passes/__init__.py (dead_code_elimination_pass, base_post_op_replace_passes)"),)),
-    _e(f"{P}:to_scratch_op_pass", build=Build(after=(SPEC_PROP, TO_OUT)),
+    _e(f"{P}:to_scratch_op_pass", build=Build(after=(*BEFORE_OUT, TO_OUT)),
        contract="out variants that need scratch memory get alloc'ed scratch arguments",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),
               known("exercised", "rewrites only out variants that have a scratch twin (a schema of SchemaKind."
@@ -178,26 +266,34 @@ ENTRIES = (
                     "export-stage case has not had; run there, that pass raises on the program's aten.reshape",
                     "exir/program/_program.py (_generate_edge_program)", graphs=("targeted_transforms_permutes",),
                     kind="precondition"),)),
-    _e(f"{P}.memory_planning_pass:MemoryPlanningPass", build=Build(after=(SPEC_PROP, TO_OUT)),
-       contract="assigns every tensor spec a memory id and offset",
+    _e(f"{P}.memory_planning_pass:MemoryPlanningPass", build=Build("memory_planning", after=PLANNING),
+       contract="assigns every tensor spec a memory id and offset; run as to_executorch runs it: run(graph module, graph "
+                "signature), then run_multimethod()",
        known=(known("verifier", _OUT_VARIANTS, kind="by-design"),),
        configs={
-           "naive": Config(Build("call", kwargs=(("memory_planning_algo", Lazy(f"{__name__}:naive_planning")),),
-                                 after=(SPEC_PROP, TO_OUT)),
+           "executorch_flow": Config(
+               Build("memory_planning", after=EXECUTORCH_FLOW),
+               contract="after every pass to_executorch runs before it, with reinplace_extra_ops={slice_scatter}: "
+                        "view_copy nodes are memory.view (their specs views of their base's), symbolic shapes are "
+                        "upper bounds, and an out variant whose functional op reinplace_pass annotated "
+                        "(_share_alloc_with_arg_idx) is planned in the storage of the input it writes into "
+                        "(targeted_exir_memory's slice assignment)"),
+           "naive": Config(Build("memory_planning", kwargs=(("memory_planning_algo", Lazy(f"{__name__}:naive_planning")),),
+                                 after=PLANNING),
                            contract="the naive algorithm (no reuse) instead of greedy"),
-           "no_io_alloc": Config(Build("call", kwargs=(("alloc_graph_input", False), ("alloc_graph_output", False)),
-                                       after=(SPEC_PROP, TO_OUT)),
+           "no_io_alloc": Config(Build("memory_planning", kwargs=(("alloc_graph_input", False), ("alloc_graph_output", False)),
+                                       after=PLANNING),
                                  contract="graph inputs and outputs left to the caller (alloc_graph_input/output="
                                           "False, as most ExecuTorch LLM exports plan)"),
-           "overlap": Config(Build("call", kwargs=(("allow_lifetime_and_storage_overlap", True),),
-                                   after=(SPEC_PROP, TO_OUT)),
+           "overlap": Config(Build("memory_planning", kwargs=(("allow_lifetime_and_storage_overlap", True),),
+                                   after=PLANNING),
                              contract="allow_lifetime_and_storage_overlap=True: tensors may share storage across "
                                       "lifetimes (what Cadence plans with)"),
-           # mutable buffers: only the zoo's KV-cache models have them (the full profile), hence applies_to
-           "no_mutable_alloc": Config(Build("call", kwargs=(("alloc_mutable_buffers", False),),
-                                            after=(SPEC_PROP, TO_OUT)), applies_to=("buffer_mutation",),
+           # mutable buffers: the zoo's KV-cache models (the full profile) and targeted_exir_memory, hence applies_to
+           "no_mutable_alloc": Config(Build("memory_planning", kwargs=(("alloc_mutable_buffers", False),),
+                                            after=PLANNING), applies_to=("buffer_mutation",),
                                       contract="alloc_mutable_buffers=False: mutable buffers left to the runtime"),
-           "share_mutable": Config(Build("call", kwargs=(("share_mutable_buffers", True),), after=(SPEC_PROP, TO_OUT)),
+           "share_mutable": Config(Build("memory_planning", kwargs=(("share_mutable_buffers", True),), after=PLANNING),
                                    applies_to=("buffer_mutation",),
                                    contract="share_mutable_buffers=True: mutable buffers planned in a shared arena "
                                             "(multi-method programs)"),
@@ -248,16 +344,30 @@ ENTRIES = (
        unavailable="needs an EdgeProgramManager and the indices of outputs ending in a dequantize op: "
                    "a method-IO rewrite, not a graph pass"),
     _e(f"{P}.reinplace:reinplace_pass", build=_PROGRAM_FN, contract="functional ops -> in-place where safe",
-       configs={"elementwise": Config(
+       known=(known("verifier", "emits in-place ops (index_put_ by default; mul_, relu_, ... with ops_to_inplace), "
+                    "which are not core ATen: to_executorch runs reinplace_pass after the edge program was verified",
+                    kind="by-design"),
+              known("meta_stack_trace", "the in-place node replacing a functional one gets only meta['val']: its "
+                    "stack_trace (and debug_handle) are dropped", "exir/passes/reinplace.py (reinplace_pass)"),
+              known("meta_nn_module_stack", "likewise: the in-place node carries no nn_module_stack",
+                    "exir/passes/reinplace.py (reinplace_pass)"),
+              known("numerics", _OVERWRITES_OUTPUT, "exir/passes/reinplace.py (reinplace_pass: seen_nodes); "
+                    "reports/upstream/repro_reinplace_overwrites_graph_output.py", graphs=("targeted_exir_memory",))),
+       configs={"share_alloc": Config(
+           Build("program_function", kwargs=(("ops_to_inplace", Lazy(f"{__name__}:sharing_scatter_ops")),)),
+           contract="ops_to_inplace adds slice_scatter (ExecutorchBackendConfig.reinplace_extra_ops): an op with no "
+                    "in-place overload is only annotated (_share_alloc_with_arg_idx) where its input is safe to "
+                    "overwrite, for memory planning to share that input's storage (MemoryPlanningPass["
+                    "executorch_flow] reads it)"),
+                "mlx": Config(
+           Build("program_function", kwargs=(("ops_to_inplace", Lazy(f"{__name__}:mlx_inplace_ops")),)),
+           contract="the op set MLXReinplacePass hands it: unary math ops, add/sub/mul/div.Tensor, clamp, pow, "
+                    "activations; in-place overloads found by schema (pow.Tensor_Tensor -> pow_.Tensor past "
+                    "pow_.Scalar, clamp.Tensor -> clamp_.Tensor past clamp_)"),
+                "elementwise": Config(
            Build("program_function", kwargs=(("ops_to_inplace", Lazy(f"{__name__}:elementwise_inplace_ops")),)),
            contract="ops_to_inplace adds add/mul/relu/gelu/hardtanh/clamp (ExecutorchBackendConfig."
-                    "reinplace_extra_ops): the default set holds only index_put, which no graph of the corpus has",
-           known=(known("verifier", "emits in-place ops (mul_, relu_, ...), which are not core ATen: to_executorch "
-                        "runs reinplace_pass after the edge program was verified", kind="by-design"),
-                  known("meta_stack_trace", "the in-place node replacing a functional one gets only meta['val']: its "
-                        "stack_trace (and debug_handle) are dropped", "exir/passes/reinplace.py (reinplace_pass)"),
-                  known("meta_nn_module_stack", "likewise: the in-place node carries no nn_module_stack",
-                        "exir/passes/reinplace.py (reinplace_pass)")))}),
+                    "reinplace_extra_ops): the default set holds only index_put (targeted_exir_memory's KV-cache write)")}),
     _e(f"{P}.remove_graph_asserts_pass:RemoveGraphAssertsPass", contract="removes assert ops"),
     _e(f"{P}.remove_graph_asserts_pass:RemoveNonCoreAtenOpGraphAssertsPass", stage="export",
        contract="removes aten._assert_tensor_metadata, which torch.export puts before .to(dtype) (to_edge runs it "
@@ -305,7 +415,11 @@ ENTRIES = (
                     "(aten.sym_size.int), at export and edge alike, so no program has a packet to replace",
                     "exir/passes/replace_sym_size_op_pass.py (ReplaceSymSizeOpPass.call)", kind="by-design"),)),
     _e(f"{P}.replace_view_copy_with_view_pass:ReplaceViewCopyWithViewPass", build=Build(after=(SPEC_PROP,)),
-       contract="view_copy -> memory.view (aliasing view) after spec propagation"),
+       contract="view_copy -> memory.view (aliasing view) after spec propagation",
+       known=(known("verifier", "turns view_copy into memory.view, which only the memory-planned ExecuTorch dialect "
+                    "accepts; the edge verifier asserts on it (the pass belongs to to_executorch, after the edge "
+                    "program was verified)", "exir/verification/verifier.py (check_valid_edge_op)",
+                    graphs=("targeted_exir_memory",), kind="by-design"),)),
     _e(f"{P}.scalar_to_tensor_pass:ScalarToTensorPass", stage="export",
        contract="scalars in Tensor schema slots -> tensors",
        known=(known("verifier", "leaves the tensors it makes as get_attr constants, which the export verifier "

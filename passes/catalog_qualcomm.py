@@ -9,7 +9,10 @@ get the program, as ``get_to_edge_transform_passes`` injects it. The other
 constructions ``QnnPassManager`` uses get an entry each (``Name[config]``):
 ``transform_for_preprocess_pipeline``'s ``force_fold`` / ``insert_permute``,
 ``transform_for_annotation_pipeline``'s ``quantization_capture`` (ATen ops,
-before quantization), ``AnnotateQuantAttrs``' ``skip_advanced_requant``.
+before quantization), ``AnnotateQuantAttrs``' ``skip_advanced_requant``. The
+edge passes that pipeline also runs on the ATen program (their
+``torch.ops.aten`` branches) get an ``[annotation]`` configuration at the
+``export`` stage.
 """
 
 from __future__ import annotations
@@ -53,8 +56,55 @@ LAYOUT_TRANSFORM = f"{P}.layout_transform:LayoutTransform"
 INSERT_REQUANTIZE = f"{P}.insert_requantize:InsertRequantize"
 REMOVE_REDUNDANCY = f"{P}.remove_redundancy:RemoveRedundancy"
 _PREPROCESS = "as QnnPassManager.transform_for_preprocess_pipeline builds it"
+_ANNOTATION = ("on the ATen program, as QnnPassManager.transform_for_annotation_pipeline runs it (QnnQuantizer."
+               "transform_for_annotation, on the exported model before PT2E annotation)")
+_CAPTURE = Build("call", kwargs=(("quantization_capture", True),))
+
+
+def _annotation(contract: str, build: Build = Build(), known_=()) -> Config:
+    """An edge entry as the annotation pipeline also runs it: on ATen ops, built with quantization_capture=True
+    where its __init__ takes it (QnnPassManager._instantiate_passes passes it to every pass that accepts it)."""
+    return Config(build, stage="export", contract=f"{contract}, {_ANNOTATION}", known=tuple(known_))
+
+
+_DIAGONAL_KEYWORDS = ("reads diagonal's offset / dim1 / dim2 only from node.args: as keywords (exir.serde save/load "
+                      "leaves arguments that have defaults as keywords) it takes the defaults and takes the wrong "
+                      "diagonal, on the ATen program as on the edge one")
+_ATAN2_SCALARS = ("on ATen ops it builds the piecewise formula with the Tensor overloads (eq.Tensor, lt.Tensor, "
+                  "where.self, ...) but passes its constants (0, pi, pi/2) as Python floats, which only the edge "
+                  "path turns into constant nodes: aten::eq() rejects the float 'other', so the program no longer "
+                  "runs (the annotation pipeline's graph is what PT2E then prepares and calibrates)")
+
+
 # module:Class -> the constructions QnnPassManager uses beside the capture-program one
 _CONFIGS = {
+    "decompose_acos:DecomposeAcos": {"annotation": _annotation("aten.acos -> pi/2 - asin")},
+    "decompose_atan2:DecomposeAtan2": {"annotation": _annotation("aten.atan2 -> piecewise atan", known_=(
+        known("runnable", _ATAN2_SCALARS, "backends/qualcomm/_passes/decompose_atan2.py (_get_constants, _get_op)",
+              graphs=("corpus_9ad618be", "corpus_c994b397", "targeted_qnn_samsung_ops")),))},
+    "decompose_diagonal:DecomposeDiagonal": {"annotation": _annotation(
+        "aten.diagonal -> permute/view/index_select", known_=tuple(
+            known(check, _DIAGONAL_KEYWORDS, "backends/qualcomm/_passes/decompose_diagonal.py (_decompose_diagonal)",
+                  graphs=("targeted_qnn_decompose",)) for check in ("numerics", "val_matches_execution")))},
+    "decompose_hyperbolic_variants:DecomposeHyperbolicVariants": {
+        "annotation": _annotation("aten sinh/cosh/asinh/acosh/atanh -> exp/log")},
+    "decompose_log_variants:DecomposeLogVariants": {"annotation": _annotation("aten log10/log2/log1p -> log")},
+    "decompose_maxpool3d:DecomposeMaxPool3d": {
+        "annotation": _annotation("quantization_capture=True: aten max_pool3d -> max_pool2d sequence (the "
+                                  "decomposition exported, not lowered with to_edge)", _CAPTURE, known_=(
+            known("numerics", "ModelMaxPool3D never hands the dilation it is given to its two nn.MaxPool2d, so a "
+                  "dilated max_pool3d (F.max_pool3d(x, 2, 1, 0, 2)) is decomposed as an undilated one: output "
+                  "(1, 2, 3, 4, 5) instead of (1, 2, 2, 3, 4) (at the edge stage the batch-0 getitem bug of the entry "
+                  "comes first)", "backends/qualcomm/_passes/decompose_maxpool3d.py (ModelMaxPool3D.__init__)",
+                  graphs=("targeted_qnn_ops",)),))},
+    "decompose_linalg_vector_norm:DecomposeLinalgVectorNorm": {
+        "quantization_capture": Config(
+            _CAPTURE, contract="quantization_capture=True, as QnnPassManager's export and annotation pipelines "
+                               "build it (the only construction upstream uses): the decomposition is merged as "
+                               "exported ATen ops, not lowered with to_edge")},
+    "recompose_rms_norm:RecomposeRmsNorm": {
+        "annotation": _annotation("quantization_capture=True: decomposed RMSNorm recomposed into aten.rms_norm",
+                                  _CAPTURE)},
     "annotate_quant_attrs:AnnotateQuantAttrs": {
         "skip_advanced_requant": Config(Build("program", kwargs=(("skip_advanced_requant", True),)),
                                         contract="skip_advanced_requant=True: requantize only where the dtype "
@@ -197,7 +247,13 @@ _KNOWN = {
     "convert_bmm_to_matmul:ConvertBmmToMatmul": (
         known("runs", "asserts 'Found a new pattern needed be converted to linear op' on the bmm of a plain "
               "self-attention (q @ k^T): an assertion on valid input", "backends/qualcomm/_passes/convert_bmm_to_matmul.py",
-              graphs=("attention",)),),
+              graphs=("attention",)),
+        known("runs", "asserts 'Found a new pattern needed be converted to linear op' on an aten.matmul kept whole, as "
+              "QNN's own partitioner keeps it (get_skip_decomp_table): the matmul's source partition is {matmul: 1}, "
+              "which is not among its patterns (all of them hold a bmm), so on a program lowered the way QNN lowers "
+              "it the pass (off by default, switched on by passes_job) raises instead of leaving the matmul alone",
+              "backends/qualcomm/_passes/convert_bmm_to_matmul.py (call)",
+              graphs=("targeted_qnn_mha", "targeted_qnn_samsung_ops"))),
     "convert_linear_to_conv2d:ConvertLinearToConv2d": (
         known("numerics", "reads the bias only from node.args[2]: given as a keyword, linear(x, w, bias=b) as "
               "ExecuTorch's serde gives a call back (the cases' programs), the 1x1 convolution it builds gets no "
@@ -206,6 +262,10 @@ _KNOWN = {
               "backends/qualcomm/_passes/convert_linear_to_conv2d.py (call)", graphs=("targeted_qnn_mha",)),),
     "i64_to_i32:I64toI32": (
         known("input_unchanged", _MUTATES),
+        known("val_matches_execution", "_cast_constant_to_int32 rewrites the meta['val'] of an int64 constant (the "
+              "lifted 1 of an int32 tensor + 1) to float32 (_update_meta: 'This trick seems to use in mobilebert'), "
+              "while the constant itself stays int64", "backends/qualcomm/_passes/i64_to_i32.py (_update_meta)",
+              graphs=("targeted_qnn_samsung_ops",)),
         known("runs", "raises 'tensors used as indices must be long, int, byte or bool tensors' in the retrace of the "
               "program to_edge returns (checked on a fresh to_edge, not only the handed form): _cast_constant_to_int32 "
               "re-types the reflect pad's lifted int64 index constant, whose fake value still holds its int64 value "
@@ -218,7 +278,30 @@ _KNOWN = {
               "annotates every arg of the layout-sensitive op and is_edge_condition calls .shape on that node's "
               "meta['val'], a SymInt: AttributeError (QNN's flow accepts dynamic_shapes)",
               "backends/qualcomm/_passes/layout_transform.py (is_edge_condition)", graphs=("corpus_f25443a2",))),
+    "decompose_atan2:DecomposeAtan2": (
+        known("verifier", "casts an integer atan2 operand to float with aten._to_copy, which the edge verifier rejects "
+              "in dim-order mode; QNN lowers with EdgeCompileConfig(_check_ir_validity=False) (qnn_edge_config), "
+              "so its capture program is never verified", "backends/qualcomm/_passes/decompose_atan2.py "
+              "(_cast_to_float); backends/qualcomm/utils/utils.py (qnn_edge_config)",
+              graphs=("targeted_qnn_samsung_ops",), kind="by-design"),),
+    "recompose_pad_maxpool2d:RecomposePadMaxPool2d": (
+        known("runs", "raises TypeError \"'immutable_list' object does not support mutation\" on a max_pool2d whose "
+              "padding, kernel or stride is a one-element list (nn.MaxPool2d((3,), (1,), (1,)), which ATen expands): "
+              "it widens it in place (padding *= 2, filter_size *= 2, stride *= 2) on the list node.args holds, which "
+              "torch.fx makes immutable, so every len == 1 branch raises",
+              "backends/qualcomm/_passes/recompose_pad_maxpool2d.py (call)", graphs=("targeted_qnn_samsung_ops",)),),
+    "decompose_maxpool3d:DecomposeMaxPool3d": (
+        known("runs", "raises TypeError \"'immutable_list' object does not support mutation\" on a max_pool3d whose "
+              "kernel, stride or padding is a one-element list (F.max_pool3d(x, (2,), (1,), (1,)), which ATen "
+              "expands): it widens it in place (filter_size *= 3, ...) on the list node.args holds, which torch.fx "
+              "makes immutable; the same at the edge stage and on the ATen program (annotation pipeline)",
+              "backends/qualcomm/_passes/decompose_maxpool3d.py (call)", graphs=("targeted_qnn_samsung_ops",)),),
     "convert_mha_to_sha:ConvertMhaToSha": (
+        known("verifier", "the per-head copies of a concatenation on the attention path (the KV-cache cats) get "
+              "their Tensor[] operand as a tuple (_visit_cat zips the per-head inputs), which ExecuTorch's edge "
+              "verifier does not read as a tensor list: 'taking Tensor inputs with mismatched dtypes' on aten.cat "
+              "(the split program computes exactly what eager does)",
+              "backends/qualcomm/_passes/convert_mha_to_sha.py (_visit_cat)", graphs=("targeted_qnn_samsung_ops",)),
         known("runs", "asserts 'mismatching num_heads, 2 % 5 != 0' on a plain self-attention (q @ k^T, softmax, "
               "@ v): passgate's to_edge decomposes the 4-D matmuls into expand/view/bmm over [b*h, s, d], and the "
               "pattern accepts a bmm (softmax -> ... -> matmul or bmm -> ... -> permute -> view) but takes the head "

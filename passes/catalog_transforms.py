@@ -56,6 +56,9 @@ _DTYPE_COPY_DIM_ORDER = ("with _skip_dim_order=True it casts with aten._to_copy,
                          "dim-order mode (the default of to_edge): only valid for programs lowered with "
                          "_skip_dim_order=True")
 
+_LAYOUT = "targeted_layout_bn"
+_LAYOUT_ONLY = (_LAYOUT,)
+
 _BIAS_ROUNDING = known(
     "numerics", "quantizing the folded float bias to int32 (scale: input scale x weight scale) rounds it; where a "
     "conv output lies on a rounding boundary of the next quantize, the rounded bias moves it by one output "
@@ -76,6 +79,14 @@ ENTRIES = (
     _e("collapse_view_copy:CollapseViewCopyPass", contract="chains of view_copy -> one view_copy"),
     _e("convert_conv1d_to_conv2d_pass:ConvertConv1dToConv2dPass", build=PROG,
        contract="conv1d -> unsqueeze, conv2d, squeeze",
+       known=(known("meta_stack_trace", "_convert_node makes the unsqueeze of the input (and, inside a torch.cond "
+                    "branch, of the weight) and the squeeze of the output with graph.call_function and no metadata",
+                    "backends/transforms/convert_conv1d_to_conv2d_pass.py (_convert_node)", graphs=_LAYOUT_ONLY),
+              known("meta_nn_module_stack", "same cause: the unsqueeze / squeeze nodes it inserts get no "
+                    "nn_module_stack", "backends/transforms/convert_conv1d_to_conv2d_pass.py (_convert_node)",
+                    graphs=_LAYOUT_ONLY),
+              known("input_unchanged", _MUTATES + "; it also rewrites the weights in the handed program's state dict "
+                    "(set_param_tensor)", graphs=_LAYOUT_ONLY)),
        configs={"dequantized_weights": Config(
            Build("program", kwargs=(("graph_local_weight_targets", Lazy(f"{__name__}:dequantize_weight_targets")),)),
            applies_to=("conv1d",), contract="graph_local_weight_targets=dequantize ops, on the conv1d graphs: the "
@@ -136,7 +147,13 @@ ENTRIES = (
                     "backends/transforms/duplicate_dynamic_quant_chain.py (_maybe_duplicate_dynamic_quantize_chain)",
                     kind="precondition"),)),
     _e("enforce_contiguous_dim_order:EnforceContiguousDimOrder", contract="dim-order ops -> contiguous",
-       known=(known("input_unchanged", _MUTATES),)),
+       known=(known("input_unchanged", _MUTATES),
+              known("meta_stack_trace", "the input and output boundary _clone_dim_order nodes it inserts (after a "
+                    "channels-last input, before a channels-last output) are made with graph.call_function and get "
+                    "only meta['val']", "backends/transforms/enforce_contiguous_dim_order.py (call)",
+                    graphs=_LAYOUT_ONLY),
+              known("meta_nn_module_stack", "same cause: the boundary clones it inserts get no nn_module_stack",
+                    "backends/transforms/enforce_contiguous_dim_order.py (call)", graphs=_LAYOUT_ONLY))),
     _e("fuse_batch_norm_with_conv:FuseBatchNormWithConvPass", build=PROG,
        contract="batch norm folded into the preceding conv's weight and bias",
        # no case in the loaded form can be fused (can_fuse wants getitem(0) as the batch norm's only user, and
@@ -164,7 +181,9 @@ ENTRIES = (
                     "hardtanh(x, min_val=0.0, max_val=6.0) as ExecuTorch's serde gives a call back (the cases' "
                     "programs), the fused conv_with_clamp clamps to the default [-1, 1] instead of the node's bounds",
                     "backends/transforms/fuse_conv_with_clamp.py (get_output_min_max_from_activation)"))),
-    _e("fuse_duplicate_users_pass:FuseDuplicateUsersPass", contract="identical users of one value -> one node"),
+    _e("fuse_duplicate_users_pass:FuseDuplicateUsersPass", contract="identical users of one value -> one node",
+       known=(known("input_unchanged", _MUTATES + " (it erases the duplicates from the handed graph)",
+                    graphs=_LAYOUT_ONLY),)),
     _e("fuse_identical_input_transforms_pass:NormalizeTransformInputPlaceholdersPass", build=PROG,
        contract="canonical placeholders for transformed inputs",
        known=(known("exercised", "renames only a placeholder named like a transform node (aten_view_copy_default, "
@@ -201,9 +220,13 @@ ENTRIES = (
     _e("propagate_view_copy_permute_pass:PropagateViewCopyPermutePass",
        unavailable="abstract base of the Up/Down passes (fuse_horizontal, _get_next_nodes, ...)"),
     _e("propagate_view_copy_permute_pass:PropagateViewCopyPermuteUpPass", build=PROG,
-       contract="permutes propagated towards the inputs"),
+       contract="permutes propagated towards the inputs",
+       known=(known("input_unchanged", _MUTATES + " (it moves nodes of the handed graph, then canonicalizes it in "
+                    "place)", graphs=_LAYOUT_ONLY),)),
     _e("propagate_view_copy_permute_pass:PropagateViewCopyPermuteDownPass", build=PROG,
-       contract="permutes propagated towards the outputs"),
+       contract="permutes propagated towards the outputs",
+       known=(known("input_unchanged", _MUTATES + " (it moves nodes of the handed graph, then canonicalizes it in "
+                    "place)", graphs=_LAYOUT_ONLY),)),
     _e("quantize_fused_convbn_bias_pass:QuantizeFusedConvBnBiasAtenPass", stage="export", build=PROG,
        applies_to=("quantized",), contract="quantizes the bias conv-bn fusion left in float (ATen, after convert)",
        # it reads the bias only positionally: only the as_lowered targeted_quant_convbn shows it one
@@ -279,12 +302,22 @@ ENTRIES = (
        contract="permutes that move only size-1 dims -> view"),
     _e("replace_ops_with_channels_last_variants:ReplaceOpsWithChannelsLastVariants", build=PROG,
        contract="ops with channels-last variants replaced, with permutes around them",
-       known=(known("input_unchanged", _MUTATES),)),
+       known=(known("input_unchanged", _MUTATES),
+              known("meta_stack_trace", "the permute_copy (and getitem) nodes it puts around each replaced op are "
+                    "made with meta = {}", "backends/transforms/replace_ops_with_channels_last_variants.py "
+                    "(_permute_node_input, _permute_node_output)", graphs=_LAYOUT_ONLY),
+              known("meta_nn_module_stack", "same cause: the permutes around each replaced op get no "
+                    "nn_module_stack", "backends/transforms/replace_ops_with_channels_last_variants.py",
+                    graphs=_LAYOUT_ONLY))),
     _e("replace_scalar_with_tensor:ReplaceScalarWithTensorArgPass", contract="scalar overloads -> tensor overloads"),
     _e("replace_squeeze_unsqueeze_with_view:ReplaceSqueezeAndUnsqueezeWithViewPass",
-       contract="squeeze/unsqueeze -> view_copy"),
+       contract="squeeze/unsqueeze -> view_copy",
+       known=(known("input_unchanged", _MUTATES + " (HierarchicalInplacePassInterface: it replaces the nodes in "
+                    "the handed graph)", "backends/transforms/permute_pass_utils.py", graphs=_LAYOUT_ONLY),)),
     _e("view_copy_to_squeeze_unsqueeze:ViewCopyToSqueezeUnsqueezePass",
-       contract="view_copy that only adds/removes size-1 dims -> squeeze/unsqueeze"),
+       contract="view_copy that only adds/removes size-1 dims -> squeeze/unsqueeze",
+       known=(known("input_unchanged", _MUTATES + " (replace_view_copy_node erases the view_copy from the handed "
+                    "graph)", graphs=_LAYOUT_ONLY),)),
 )
 
 CATALOGS = (Catalog(C, (P,), ENTRIES, "passes backends share (executorch.backends.transforms)"),)

@@ -62,7 +62,13 @@ ENTRIES = (
     _e("fold_qdq:FoldQDQPass", stage="quantized-edge",
        contract="erases the Q/DQ chains left once every quantized pattern is fused"),
     _e("fuse_patterns:FusePatternsPass", stage="quantized-edge", build=Build("program_attr"), slow=True,
-       contract="matches the Vulkan pattern registry (quantized linear/conv, rotary, SDPA, ...) and fuses to et_vk ops"),
+       contract="matches the Vulkan pattern registry (quantized linear/conv, rotary, SDPA, ...) and fuses to et_vk ops",
+       known=(known("runnable", "the decode position input_pos[-1].item() becomes et_vk.select_as_symint, which "
+                    "custom_ops_lib registers for Meta only (a value the Vulkan runtime reads): the fused program "
+                    "cannot run on CPU. Behind it, et_vk.linear_q8ta_q8csw (st_lin) is handed the int8 quantized "
+                    "activation, which its float-activation CPU reference cannot multiply (see the "
+                    "linear_q8ta_q8csw triage rule)", "backends/vulkan/custom_ops_lib.py (select_as_symint)",
+                    graphs=("targeted_vulkan_patterns",), kind="by-design"),)),
     _e("fuse_quantized_ops:FuseQuantizedOpsTransform", stage="quantized-edge",
        build=Build("program_attr", after=(ADDMM_TO_LINEAR,)),
        # matches only aten.linear (to_edge leaves permute_copy + addmm / mm; VulkanBackend.preprocess runs

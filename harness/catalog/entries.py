@@ -78,7 +78,9 @@ class Build:
       (what ``vulkan_preprocess.apply_passes`` does);
     - ``program_function``: ``target(ep, *args, **kwargs)`` returns a program;
     - ``graph_function``: ``target(gm, *args, **kwargs)`` with the extra arguments bound;
-    - ``graph_and_program``: ``target(gm, ep, *args, **kwargs)`` (``external_mutable_weights_pass``).
+    - ``graph_and_program``: ``target(gm, ep, *args, **kwargs)`` (``external_mutable_weights_pass``);
+    - ``memory_planning``: ``target(*args, **kwargs)`` run as ``to_executorch`` runs its memory-planning pass,
+      ``run(gm, graph_signature)`` then ``run_multimethod()`` (:class:`harness.pipelines.pipeline.MemoryPlanningRun`).
 
     ``after``: specs of passes run first, in order (e.g. ``SpecPropPass`` for
     passes that read ``meta['spec']``), the way the ExecuTorch flow orders them.
@@ -104,6 +106,7 @@ class Build:
             "program_function": f"{attr}({', '.join(['ep', *parts])}) -> ep",
             "graph_function": f"{attr}({', '.join(['gm', *parts])})",
             "graph_and_program": f"{attr}({', '.join(['gm', 'ep', *parts])})",
+            "memory_planning": f"{attr}({', '.join(parts)}).run(gm, graph_signature)",
         }[self.how]
         return f"{' -> '.join(Build.short(s) for s in self.after)} -> {text}" if self.after else text
 
@@ -173,6 +176,8 @@ class EntryFactory:
             p = pipeline.GraphFunctionPass(target, b.args, b.kwargs)
         elif b.how == "graph_and_program":
             p = pipeline.GraphFunctionPass(target, (ep, *b.args), b.kwargs)
+        elif b.how == "memory_planning":
+            p = pipeline.MemoryPlanningRun(target(*b.args, **kwargs))
         else:
 
             p = instantiate(target, ep) if inspect.isclass(target) else target

@@ -53,6 +53,26 @@ class ProgramFunctionPass(ExportedProgramPassBase):
         return ExportedProgramPassResult(out if out is not None else exported_program, True)
 
 
+class MemoryPlanningRun(ExportedProgramPassBase):
+    """A memory-planning pass run as ``to_executorch`` runs its ``memory_planning_pass``: ``run(graph_module,
+    graph_signature)`` when it has one (else called on the graph module), then ``run_multimethod()`` when it has
+    one. Why not its ``call``: without the signature, ``MemoryPlanningPass`` cannot tell inputs, outputs and
+    mutable buffers apart, so what it plans for them never runs."""
+
+    def __init__(self, planner: Any):
+        self.planner = planner
+
+    def call(self, exported_program):
+        gm = exported_program.graph_module
+        if hasattr(self.planner, "run"):
+            self.planner.run(gm, exported_program.graph_signature)  # plans the module in place, as to_executorch
+        else:
+            self.planner(gm)
+        if hasattr(self.planner, "run_multimethod"):
+            self.planner.run_multimethod()
+        return ExportedProgramPassResult(exported_program, True)
+
+
 class GraphFunctionPass:
     """A function ``fn(gm, *args) -> PassResult | GraphModule | None`` with its extra arguments bound."""
 
