@@ -85,7 +85,7 @@ def measure(catalogs: list[str], graphs: list[str], only: Optional[list[str]] = 
 
 def figure(ctx) -> dict:
     """``tox -e bench``'s ``reruns`` figure: outer pass calls per pair, below the three a pair used to make."""
-    got = measure(["exir"], ["mlp"], ["exir.RemoveNoopPass"]) if ctx.tiny else measure(["exir", "transforms"],
+    got = measure(["exir"], ["mlp"], ["exir.CSEPass"]) if ctx.tiny else measure(["exir", "transforms"],
                                                                                         ["builtin"])
     value = got["outer_calls_per_pair"]
     return {"value": value, "target": TARGET_CALLS, "unit": "pass calls per pass x graph pair", "better": "lower",

@@ -267,9 +267,17 @@ RULES: tuple[Rule, ...] = (
     Rule(("PermuteMemoryFormatsPass",), ("runnable", "meta_val", "idempotent"), r".",
          "converts every tensor input to channels_last, including rank-1 conv biases (dim_order [0, 2, 3, 1] on a "
          "rank-1 tensor), so the program no longer runs; the inserted copies carry no meta['val']"),
-    Rule(("FusePatternsPass", "FoldQDQPass", "FoldQDQ"), ("numerics",), r"not close",
+    Rule(("FoldQDQPass", "FoldQDQ"), ("numerics",), r"not close",
          "folds the q/dq pairs around ops it does not fuse, so those ops compute in float where the quantized "
          "program rounded: outputs move by more than the numerics tolerance", "by-design"),
+    # FusePatternsPass folds no q/dq of its own (it only replaces the subgraphs its patterns match): what moves
+    # the outputs is the fused et_vk ops' CPU references, which `passgate vulkan` diagnoses op by op
+    Rule(("FusePatternsPass",), ("numerics",), r"not close",
+         "the CPU reference implementations of the et_vk ops it fuses to do not compute what the Q/DQ program "
+         "computes: q8ta_conv2d reads the weight the conv pattern packs as (OC, KH*KW*IC) back as (OC, IC, KH, KW), "
+         "so a fused KxK convolution (K > 1) uses a scrambled kernel (1x1 ones match; `passgate vulkan --ops "
+         "q8ta_conv2d` diagnoses it: CPU reference), and linear_dq8ca_q4gsw leaves out the 8-bit quantization of "
+         "its activation", upstream=VK_META + "/quantized_convolution.py; backends/vulkan/custom_ops_lib.py"),
     Rule(("FusePatternsPass",), ("runnable",), r"must match the size of tensor",
          "the fused et_vk.q8ta_linear_gemv is given the weight sums / scales of a padded output size (12 for 10 "
          "outputs): its CPU reference implementation then fails on the program it emits",
