@@ -10,11 +10,10 @@ Standalone: torch + executorch only. Exit status 1 while it reproduces.
 """
 import sys
 
-import torch
-from executorch.exir import to_edge
-
 import executorch.backends.vulkan.vulkan_preprocess  # noqa: F401  (importing fuse_conv_with_clamp first is a circular import)
+import torch
 from executorch.backends.transforms.fuse_conv_with_clamp import FuseClampPass
+from executorch.exir import to_edge
 
 
 class ConvReLU(torch.nn.Module):

@@ -6,16 +6,15 @@ Standalone: torch + executorch only. Exit status 1 while any of them reproduces.
 """
 import sys
 
-import torch
-from executorch.exir import to_edge
-
 import executorch.backends.vulkan.vulkan_preprocess  # noqa: F401  (import-order workaround)
-from executorch.backends.transforms.fuse_view_copy import FuseViewCopyTransform
-from executorch.backends.transforms.fuse_cascaded_view_ops import FuseCascadedViewOps
-from executorch.backends.transforms.enforce_contiguous_dim_order import EnforceContiguousDimOrder
+import torch
 from executorch.backends.transforms.canonicalize_view_copy_permute_pass import CanonicalizeViewCopyPermutePass
+from executorch.backends.transforms.enforce_contiguous_dim_order import EnforceContiguousDimOrder
+from executorch.backends.transforms.fuse_cascaded_view_ops import FuseCascadedViewOps
+from executorch.backends.transforms.fuse_view_copy import FuseViewCopyTransform
 from executorch.backends.xnnpack._passes.convert_to_linear import ConvertToLinearPass
 from executorch.backends.xnnpack._passes.remove_noop_expand_copy_pass import RemoveNoopExpandCopyPass
+from executorch.exir import to_edge
 
 
 class Views(torch.nn.Module):

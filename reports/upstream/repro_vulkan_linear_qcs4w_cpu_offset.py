@@ -16,8 +16,8 @@ Standalone: torch + executorch only. Exit status 1 while it reproduces.
 """
 import sys
 
-import torch
 import executorch.backends.vulkan.custom_ops_lib  # noqa: F401 - registers the et_vk ops
+import torch
 from executorch.backends.vulkan._passes.fuse_quantized_ops import pack_4bit_weight_tensor
 
 g = torch.Generator().manual_seed(0)
