@@ -9,20 +9,17 @@ control-flow submodules; PropagateDevicePass[device_copies] elides the device ro
 from __future__ import annotations
 
 import copy
-import runpy
-from pathlib import Path
 
 import pytest
 import torch
+from corpus_helpers import corpus_spec, eager_outputs
 
 from harness import catalog
 from harness.check.invoke import run_pass
-from harness.fuzz.corpus import load_dir
 from harness.graphs.cases import load_case
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 NAME = "targeted_exir_memory"
-SPEC = next(s for s in load_dir(CORPUS) if s.name == NAME)
+SPEC = corpus_spec(NAME)
 # user outputs, in forward's return order
 ATT, SHARE, W, WI, T, S, R, OUTER, PICKED, BRANCH, ROWS, LAST, STEPS, E, TABLE, DEV, ZERO = range(17)
 
@@ -56,13 +53,7 @@ def case():
 
 @pytest.fixture(scope="module")
 def eager(case):
-    """What the nn.Module computes: the file's Program, seeded as build() seeds it, fresh buffers."""
-    namespace = runpy.run_path(str(CORPUS / f"{NAME}.py"))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(namespace["SEED"])
-        model = namespace["Program"]().eval()
-    with torch.no_grad():
-        return model(*case.sample_inputs())
+    return eager_outputs(NAME, case)
 
 
 def _assert_close(actual, expected, skip=()):

@@ -8,19 +8,16 @@ ceil_mode pooling (an upstream bug the test pins down so that a fix shows)."""
 from __future__ import annotations
 
 import copy
-import runpy
-from pathlib import Path
 
 import pytest
 import torch
+from corpus_helpers import corpus_spec, eager_outputs
 
 from harness.check.execution import flat_args
-from harness.fuzz.corpus import load_dir
 from harness.graphs.cases import load_case
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 NAME = "targeted_qnn_ops"
-SPEC = next(s for s in load_dir(CORPUS) if s.name == NAME)
+SPEC = corpus_spec(NAME)
 QNN = "executorch.backends.qualcomm._passes"
 HYPERBOLIC = ("aten.sinh.default", "aten.cosh.default", "aten.asinh.default", "aten.acosh.default",
               "aten.atanh.default")
@@ -38,13 +35,7 @@ def case():
 
 @pytest.fixture(scope="module")
 def eager(case):
-    """What the nn.Module computes (not its export): the file's Program, seeded as build() seeds it."""
-    namespace = runpy.run_path(str(CORPUS / f"{NAME}.py"))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(namespace["SEED"])
-        model = namespace["Program"]().eval()
-    with torch.no_grad():
-        return model(*case.sample_inputs())
+    return eager_outputs(NAME, case)
 
 
 def _run(case, pass_obj):

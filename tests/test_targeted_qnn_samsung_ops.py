@@ -8,20 +8,17 @@ so that a fix shows."""
 from __future__ import annotations
 
 import copy
-import runpy
-from pathlib import Path
 
 import pytest
 import torch
+from corpus_helpers import corpus_spec, eager_outputs
 
 from harness.check.execution import flat_args
 from harness.core.results import Status
-from harness.fuzz.corpus import load_dir
 from harness.graphs.cases import load_case
 
-CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 NAME = "targeted_qnn_samsung_ops"
-SPEC = next(s for s in load_dir(CORPUS) if s.name == NAME)
+SPEC = corpus_spec(NAME)
 QNN = "executorch.backends.qualcomm._passes"
 SAMSUNG = "executorch.backends.samsung._passes"
 OUTPUTS = ("frames", "reshaped", "same", "none", "pick", "first", "spread", "centred", "var_dim", "var_pop",
@@ -42,13 +39,7 @@ def case():
 
 @pytest.fixture(scope="module")
 def eager(case):
-    """What the nn.Module computes (not its export): the file's Program, seeded as build() seeds it."""
-    namespace = runpy.run_path(str(CORPUS / f"{NAME}.py"))
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(namespace["SEED"])
-        model = namespace["Program"]().eval()
-    with torch.no_grad():
-        return model(*case.sample_inputs())
+    return eager_outputs(NAME, case)
 
 
 def _run(case, make, stage="edge", before=()):
