@@ -131,9 +131,10 @@ RULES: tuple[Rule, ...] = (
          "scaled by x.shape[0]; the partition at fault was not narrowed further)",
          upstream=ET + "exir/memory_planning.py (verify_graph_input_output)"),
     # -- numerics ----------------------------------------------------------------------------------
-    Rule(("EnforceContiguousDimOrder",), ("numerics",), r"attribute 'dtype' do not match",
+    Rule(("EnforceContiguousDimOrder",), ("numerics",), r"attribute 'dtype' do not match|not close",
          "removes every _to_dim_order_copy that is not an IO boundary clone, including the ones that change dtype "
-         "(x.int(), x.to(torch.int64)): the cast disappears and the output keeps the input's dtype "
+         "(x.int(), x.to(torch.int64)): the cast disappears and the output keeps the input's dtype, or (a float -> "
+         "int32 -> float round trip, targeted_qnn_samsung_ops) loses the truncation "
          "(see reports/upstream/repro_enforce_contiguous_dim_order_drops_casts.py)",
          upstream=ET + "backends/transforms/enforce_contiguous_dim_order.py"),
     Rule(("ConvertToLinearPass",), ("numerics",), r"not close",

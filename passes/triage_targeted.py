@@ -118,7 +118,8 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "(ReplaceOpsInGraph passes) before to_out_var; built as to_executorch builds it (raise on a missing out "
          "variant) it refuses them, as its [ignore_missing] configuration is there to show", "precondition",
          upstream=ET + "backends/cadence/aot/to_out_var_pass.py"),
-    Rule(("SimplifySliceOpPass",), ("numerics",), r"attribute 'shape' do not match",
+    Rule(("SimplifySliceOpPass",), ("numerics", "runnable", "runs"),
+         r"attribute 'shape' do not match|expected src to have a size equal to the slice|Attempting to broadcast",
          "reads slice_copy's dim / start / end / step only from node.args: when they are keywords (exir.serde "
          "save/load leaves every defaulted argument one, and passgate's case cache goes through it) it takes dim 0 "
          "and the full range, so the next op gets the unsliced tensor",
@@ -160,4 +161,68 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "_maybe_swap_permute_args reads the next op's dim from next_node.args[1] only: a cat whose dim is the "
          "default (left out, or a keyword after exir.serde save/load) has no args[1]",
          upstream=ET + "backends/transforms/propagate_view_copy_permute_pass.py (_maybe_swap_permute_args)"),
+    # -- first met on targeted_layout_bn, targeted_exir_memory, targeted_vulkan_patterns, targeted_asserts,
+    #    targeted_cadence_ops and targeted_qnn_samsung_ops (suite 2026.11.10) ---------------------------------
+    Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runnable",), r"'memory_format' argument is incompatible with 'out'",
+         "targeted_layout_bn allocates channels-last tensors (_empty_dim_order with a dim_order): ToOutVarPass makes "
+         "it _empty_dim_order.out, whose Python implementation (dim_order_ops_registry._empty_dim_order_out_impl) "
+         "calls aten.empty.out with the memory_format it derives from the dim order, an argument ATen rejects "
+         "beside an out tensor; the program cannot run outside the ExecuTorch runtime",
+         upstream=ET + "exir/passes/dim_order_ops_registry.py (_empty_dim_order_out_impl)"),
+    Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runnable",),
+         r"Could not run 'quantized_decomposed::embedding_4bit\.dtype_out'",
+         "[ignore_missing] turns quantized_decomposed.embedding_4bit.dtype into its out variant, whose schema is "
+         "registered in Python but whose kernel only ExecuTorch's quantized kernel library has: the out-variant "
+         "program runs on the runtime, not on torch's CPU kernels", "by-design"),
+    Rule(("ConstPropPass",), ("verifier",), r"Tensors in Aten dialect must be contiguous",
+         "folds a constant chain that ends in a channels-last conversion (targeted_layout_bn's 4-D layer scale) "
+         "and stores the non-contiguous result as a constant; the edge verifier requires contiguous constants, "
+         "and the pass neither makes it contiguous nor keeps the conversion",
+         upstream=ET + "exir/passes/const_prop_pass.py"),
+    Rule(("QuantFusionPass",), ("runs",), r"node_value_dict cannot be None",
+         "built as its signature allows (node_value_dict=None), its torchao quantized-embedding filter asserts "
+         "on the first match instead of declining it: a torchao int4 embedding (targeted_vulkan_patterns) makes "
+         "the pass raise; quant_fusion_and_const_prop_pass, which supplies the values, gets past it",
+         upstream=ET + "exir/passes/_quant_patterns_and_replacements.py (get_embedding_replacement_filter)"),
+    Rule(("quant_fusion_and_const_prop_pass",), ("signature", "verifier"),
+         r"^outputs \[|User output .* is not in the correct order or is not found",
+         "QuantFusionPass rewrites the program's graph module in place, replacing embedding outputs by "
+         "embedding_4bit / embedding_byte nodes, but the ExportedProgram's graph signature still names the old "
+         "output nodes: signature and graph disagree, which the edge verifier rejects",
+         upstream=ET + "exir/passes/quant_fusion_pass.py (quant_fusion_and_const_prop_pass)"),
+    Rule(("ConvertReshapingNodesToViewPass",), ("runnable",), r"SymIntArrayRef expected to contain only concrete",
+         "writes the reshape's size from its output's meta['val'], symbolic for targeted_exir_memory's dynamic "
+         "length, so view_copy gets a SymInt the program cannot run with; NXP's Neutron flow lowers static "
+         "shapes only", "precondition", upstream=ET + "backends/nxp/_passes"),
+    Rule(("partitioner.vulkan", "partitioner.xnnpack"), ("runs",),
+         r"PendingUnbackedSymbolNotFound|AssertionError: u\d+ -> u\d+",
+         "to_edge_transform_and_lower re-traces the program with run_decompositions, which loses track of "
+         "data-dependent (unbacked) sizes (.item(), a boolean-mask gather, nonzero): torch.export raises before "
+         "the partitioner sees the graph; to_edge on the same program lowers it",
+         upstream="https://github.com/pytorch/pytorch/blob/v2.13.0/torch/export/exported_program.py "
+                  "(_decompose_exported_program)"),
+    Rule(("partitioner.xnnpack",), ("runs",), r"flatc.*returned non-zero exit status",
+         "XNNPACK's serializer writes a negative value (-6: a dimension not normalised) into an unsigned field of "
+         "its flatbuffer schema for an op of targeted_cadence_ops, and flatc rejects the file, so lowering raises "
+         "(the node visitor was not identified)", upstream=ET + "backends/xnnpack/serialization"),
+    Rule(("DecomposeAny",), ("runnable", "numerics"), r"must match the size|attribute 'shape' do not match",
+         "reads any.dim's keepdim only from node.args[2]: given as a keyword (keepdim=True, as export and "
+         "exir.serde leave it) it takes False and the sum drops the dimension, so the where after it no longer "
+         "broadcasts", upstream=ET + "backends/qualcomm/_passes/decompose_any.py"),
+    Rule(("I64toI32",), ("runs",), r"KeyError: 'val'",
+         "is_constant reads meta['val'] of every get_attr it meets; the graph modules of a torch.cond have none "
+         "(targeted_layout_bn, targeted_exir_memory): QNN lowers no control flow", "precondition",
+         upstream=ET + "backends/qualcomm/builders/utils.py (is_constant)"),
+    Rule(("LiftConstantScalarOperands",), ("runs",), r"'CondOp' object has no attribute '_schema'",
+         "reads node.target._schema of every call_function with a scalar operand; the higher-order torch.cond "
+         "has no schema: QNN lowers no control flow", "precondition",
+         upstream=ET + "backends/qualcomm/_passes/lift_constant_scalar_operands.py"),
+    Rule(("ConstantPropPass",), ("verifier",), r"aten\.clone\.default>.*should not be used in dim_order mode",
+         "Samsung's constant propagation leaves aten.clone in the program, judged here in dim-order mode, "
+         "to_edge's default; Samsung's flow lowers with _skip_dim_order=True (utils/export_utils.py), where "
+         "aten.clone is the form", "by-design", upstream=ET + "backends/samsung/utils/export_utils.py"),
+    Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: 'cond'",
+         "looks up every call_function in Vulkan's op registry and raises on torch.cond; the Vulkan partitioner "
+         "never delegates control flow, so in the backend's flow the pass never meets it", "precondition",
+         upstream=ET + "backends/vulkan/_passes/insert_prepack_nodes.py"),
 )
