@@ -109,7 +109,7 @@ _SAMSUNG_KNOWN = {
               "constant is returned through aten.clone, which the edge verifier rejects in dim-order mode; Samsung "
               "lowers with EdgeCompileConfig(_skip_dim_order=True), where aten.clone is legal",
               "backends/samsung/utils/export_utils.py (get_edge_compile_config)",
-              graphs=("corpus_06c14c3d", "corpus_dd0ad1fb", "targeted_qnn_ops"), kind="precondition"),),
+              graphs=("corpus_06c14c3d", "corpus_dd0ad1fb", "targeted_layout_bn", "targeted_qnn_ops"), kind="precondition"),),
     "fuse_activation:FuseActivationPass": (
         known("runs", "map_hardtan_relux reads hardtanh's min_val / max_val as args[1] / args[2]: when they are "
               "keywords (exir.serde save/load) it raises IndexError; positional bounds other than (0, 6), as "

@@ -336,10 +336,10 @@ RULES: tuple[Rule, ...] = (
          "the graph holds an op with no Vulkan implementation (aten.min.dim): tracing a getitem of it to its "
          "producer asserts is_valid_op_node; VulkanBackend.preprocess only receives partitions of supported ops",
          "precondition"),
-    Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: 'aten::",
+    Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: '(aten::|cond')",
          "a constant feeds an op with no Vulkan implementation (the KeyError names it: index_put, scatter, atan2, "
-         "_prelu_kernel, ...), which get_op_features looks up and raises on; the Vulkan partitioner never delegates "
-         "such an op", "precondition"),
+         "_prelu_kernel, ..., or the higher-order torch.cond), which get_op_features looks up and raises on; the "
+         "Vulkan partitioner never delegates such an op, nor control flow", "precondition"),
     Rule(("FoldQDQPass",), ("runs", "runnable"),
          r"expected scalar type|weight type \(torch.CharTensor\)|must have the same dtype",
          "removes q/dq pairs around ops it does not fold too, so a float op receives int8 tensors"),

@@ -217,12 +217,4 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "reads node.target._schema of every call_function with a scalar operand; the higher-order torch.cond "
          "has no schema: QNN lowers no control flow", "precondition",
          upstream=ET + "backends/qualcomm/_passes/lift_constant_scalar_operands.py"),
-    Rule(("ConstantPropPass",), ("verifier",), r"aten\.clone\.default>.*should not be used in dim_order mode",
-         "Samsung's constant propagation leaves aten.clone in the program, judged here in dim-order mode, "
-         "to_edge's default; Samsung's flow lowers with _skip_dim_order=True (utils/export_utils.py), where "
-         "aten.clone is the form", "by-design", upstream=ET + "backends/samsung/utils/export_utils.py"),
-    Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: 'cond'",
-         "looks up every call_function in Vulkan's op registry and raises on torch.cond; the Vulkan partitioner "
-         "never delegates control flow, so in the backend's flow the pass never meets it", "precondition",
-         upstream=ET + "backends/vulkan/_passes/insert_prepack_nodes.py"),
 )
