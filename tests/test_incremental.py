@@ -224,6 +224,23 @@ def test_stable_keys_name_no_memory_address():
         verdicts.stable(Slotted())
 
 
+def test_keys_made_with_a_shared_memo_equal_keys_made_one_by_one():
+    """A plan's units share their entries: _partition renders each entry once (stable's memo) and the run's
+    config once (config_text); every key must still be the one a unit keyed alone gets."""
+    from harness.core.config import RunConfig
+    from harness.run import plan as plans
+
+    p = plans.build("quick")
+    units = p.units()[:400]
+    config = RunConfig()
+    memo: dict = {}
+    text = verdicts.config_key(config)
+    alone = [verdicts.static_key(u, "case", config) for u in units]
+    shared = [verdicts.static_key(u, "case", config, memo, text) for u in units]
+    assert alone == shared and len(set(alone)) == len(units)
+    assert len(memo) < 2 * len(units)  # the entries were rendered once each, not once per unit
+
+
 def test_a_fully_reused_run_reports_its_cases_and_op_coverage(setup):
     first = _run(setup, "first")
     second = _run(setup, "second")

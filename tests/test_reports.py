@@ -188,6 +188,50 @@ def test_a_crashing_writer_costs_one_report_not_the_results(tmp_path, capsys):
     assert "x.html was not written: RuntimeError: boom" in capsys.readouterr().err
 
 
+def test_forked_writers_write_the_same_files_as_in_process_ones(tmp_path, doc):
+    """writers.start runs the forkable writers in forked children (fork=True: pytest's process may have a
+    monitor thread, where the default is not to fork): the files equal those write_all writes in this
+    process, results.json included."""
+    from harness.report import results_json
+
+    here, forked = tmp_path / "here", tmp_path / "forked"
+    here.mkdir()
+    results_json.write(here, doc)
+    writers.write_all(here, doc)
+    forked.mkdir()
+    wait = writers.start(forked, doc, [writers.forkable(results_json.write), *writers.default_writers()], fork=True)
+    wait()
+    assert sorted(p.name for p in forked.iterdir()) == sorted(writers.REPORT_FILES)
+    for name in writers.REPORT_FILES:
+        assert (forked / name).read_bytes() == (here / name).read_bytes(), name
+
+
+def test_a_forked_writer_that_dies_is_redone_in_the_parent_where_its_error_is_raised(tmp_path, doc):
+    """A child that fails (here: every time) exits non-zero; the wait runs the writer again in this process,
+    so an unguarded writer (results.json's) raises to the caller instead of leaving no file silently."""
+    calls = []
+
+    def broken(report_dir, d):
+        calls.append(report_dir)  # in the child this list is the child's copy: only the parent's call shows
+        raise OSError("disk full")
+
+    wait = writers.start(tmp_path, doc, [writers.forkable(broken), writers.forkable(lambda d, x: None)], fork=True)
+    with pytest.raises(OSError, match="disk full"):
+        wait()
+    assert calls == [tmp_path]
+
+
+def test_the_view_of_a_document_is_digested_once_until_the_document_changes(doc):
+    """Every renderer asks for the view; the second ask of the same document is the same object, and a document
+    whose gate section was set afterwards (run --baseline) or another document gets a fresh one."""
+    v = reports.view(doc)
+    assert reports.view(doc) is v
+    doc["gate"] = {"known": [{"pass_name": SUB_NAME, "graph": "mlp", "check": "meta_val"}]}
+    v2 = reports.view(doc)
+    assert v2 is not v and (SUB_NAME, "mlp", "meta_val") in v2.known
+    assert reports.view(copy.deepcopy(doc)) is not v2
+
+
 def test_report_diff_lists_regressions_fixes_and_unchanged(tmp_path, run_dir, doc, capsys):
     old = copy.deepcopy(doc)
     for r in old["results"]:

@@ -111,6 +111,12 @@ def _entry_states(v: reports.View) -> dict[str, list]:
 def compute(doc_or_view) -> Headline:
     """The headline of a results document (or of its :class:`~harness.report.view.View`)."""
     v = doc_or_view if isinstance(doc_or_view, reports.View) else reports.view(doc_or_view)
+    if "headline" not in v.derived:
+        v.derived["headline"] = _compute(v)
+    return v.derived["headline"]
+
+
+def _compute(v: reports.View) -> Headline:
     doc = v.doc
     outcomes = [v.outcome(r) for r in v.problems]
     new = sum(o in ("fail", "error") for o in outcomes)

@@ -12,13 +12,17 @@ call to rewrite them from a results.json. Nothing here imports torch.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from harness.report import junit_xml, report_html, summary_md
+from harness.report.headline import compute as compute_headline
 
-__all__ = ["REPORT_FILES", "Writer", "default_writers", "guarded", "write_all"]
+__all__ = ["REPORT_FILES", "Writer", "default_writers", "forkable", "guarded", "start", "write_all"]
 
 Writer = Callable[[Path, dict], None]
 REPORT_FILES = ("results.json", "junit.xml", "summary.md", "report.html")
@@ -28,7 +32,7 @@ def write_all(report_dir, doc: dict, writers: Optional[Iterable[Writer]] = None)
     """Render every report of ``doc`` into ``report_dir`` (results.json excepted)."""
     report_dir = Path(report_dir)
     paths = []
-    for w in writers or (junit_xml.write, summary_md.write, report_html.write):
+    for w in writers or (junit_xml.write, report_html.write, summary_md.write):
         paths.append(w(report_dir, doc))
     return paths
 
@@ -44,10 +48,75 @@ def guarded(writer: Writer, name: str) -> Writer:
             return None
 
     run.__name__ = f"write_{name.replace('.', '_')}"
+    run.forkable = True  # writes one file and nothing else: it may run in a forked child (see start)
+    return run
+
+
+def forkable(writer: Writer) -> Writer:
+    """``writer``, marked safe to run in a forked child (it writes its file and changes nothing in memory).
+
+    Unguarded: a child that fails exits non-zero, and :func:`start`'s wait runs the writer again here,
+    where its exception reaches the caller (results.json's writer must never fail silently)."""
+
+    def run(report_dir, doc):
+        return writer(Path(report_dir), doc)
+
+    run.__name__ = getattr(writer, "__name__", "write")
+    run.forkable = True
     return run
 
 
 def default_writers() -> list[Writer]:
     """junit.xml, summary.md and report.html, each guarded: what a run writes beside its results.json."""
-    return [guarded(junit_xml.write, junit_xml.FILE), guarded(summary_md.write, summary_md.FILE),
-            guarded(report_html.write, report_html.FILE)]
+    return [guarded(junit_xml.write, junit_xml.FILE), guarded(report_html.write, report_html.FILE),
+            guarded(summary_md.write, summary_md.FILE)]
+
+
+def start(report_dir, doc: dict, writers: Iterable[Writer], fork: Optional[bool] = None) -> Callable[[], None]:
+    """Start ``writers`` on ``doc`` and return the call that waits for them.
+
+    Why: a warm gate spends a third of its wall time rendering a standard
+    run's ~230,000 records into JUnit, HTML and Markdown, one after the
+    other, while the second core idles. Writers marked ``forkable`` (the
+    guarded file writers) run in forked children, which inherit the
+    document and its digested view without pickling it (a process pool
+    would copy it); the parent meanwhile writes results.json and the
+    terminal table. A child ignores Ctrl-C, so an interrupt does not cost
+    a report, and a child that dies is redone here. Anything else (a
+    caller's own writer, a platform without fork, a process with other
+    threads, where a fork may inherit a held lock) runs here, in order.
+    ``fork`` True or False decides instead of that rule (where fork exists).
+    """
+    writers = list(writers)
+    if fork is None:
+        fork = threading.active_count() == 1 and len(writers) > 1
+    forking = hasattr(os, "fork") and fork
+    if forking:
+        compute_headline(doc)  # digested once, here: each child inherits the view instead of redoing it
+    children: list[tuple[int, Writer]] = []
+    for w in writers:
+        if not (forking and getattr(w, "forkable", False)):
+            w(report_dir, doc)
+            continue
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: one report file, then out without running the parent's exit handlers
+            code = 1
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                w(report_dir, doc)
+                code = 0
+            finally:
+                sys.stderr.flush()
+                os._exit(code)
+        children.append((pid, w))
+
+    def wait() -> None:
+        for pid, w in children:
+            _, status = os.waitpid(pid, 0)
+            if status != 0:  # killed (out of memory?) or crashed past its guard: write it here after all
+                w(report_dir, doc)
+
+    return wait

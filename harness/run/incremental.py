@@ -83,8 +83,10 @@ class Incremental:
 
     def _partition(self, plan, units: list, config) -> tuple:
         """(affected.Selection of ``units``, the reusable records of the selected ones by unit key)."""
+        memo: dict = {}
+        config_text = verdicts.config_key(config)
         for u in units:
-            self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config)
+            self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config, memo, config_text)
         sel = affected.select(units, self.keys, self.cache, self.changed)
         hits: dict = {}
         if self.reuse and self.cache is not None:
@@ -119,7 +121,9 @@ class Incremental:
         return sel.units, hits
 
     def reused(self, rec) -> list[CheckResult]:
-        return verdicts.mark_reused([CheckResult.from_json(r) for r in rec.results], rec.run)
+        checked = rec.checked if rec.checked is not None else [CheckResult.from_json(r) for r in rec.results]
+        rec.checked = None  # handed on once: a second reuse of the same record must not share its objects
+        return verdicts.mark_reused(checked, rec.run)
 
     def execute(self, plan, units: list, config, tally=None,
                 load_cases: Optional[Callable[[list], list]] = None) -> list[CheckResult]:

@@ -34,6 +34,8 @@ from harness.report import results_json as report_json
 from harness.report import terminal
 from harness.report.view import load as load_results
 from harness.report.writers import default_writers
+from harness.report.writers import forkable
+from harness.report.writers import start as start_writers
 
 __all__ = ["Terminated", "sigterm_raises", "Session", "render_table"]
 
@@ -161,12 +163,16 @@ class Session:
             self.results, self.configuration, self.cases, started_at=self.started_at,
             complete=complete, exit_status=status, strict=self.strict, extra=extra,
         )
-        for writer in self.writers:
-            writer(self.report_dir, doc)
-        path = report_json.write(self.report_dir, doc)
+        Path(self.report_dir).mkdir(parents=True, exist_ok=True)
+        # results.json (the largest) and the other formats at once, in forked children where possible
+        wait = start_writers(self.report_dir, doc, [forkable(report_json.write), *self.writers])
+        try:
+            # the table with each failure's reason, while the files are written; then the headline and the files
+            text = terminal.table(doc) if not self.quiet else ""
+        finally:
+            wait()  # every file written (or the failure raised) before the run reports its status
         if not self.quiet:
-            # the table with each failure's reason, every status's count, the headline, the report files
-            print(terminal.render(doc, path.parent), file=sys.stdout)
+            print("\n".join([text, *terminal.closing(doc, Path(self.report_dir))]), file=sys.stdout)
         return status
 
     def load_previous(self) -> None:

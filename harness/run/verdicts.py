@@ -59,11 +59,14 @@ def _qualified(obj: Any) -> str:
     return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
 
 
-def stable(obj: Any, depth: int = 0) -> str:
+def stable(obj: Any, depth: int = 0, memo: Optional[dict] = None) -> str:
     """Text of ``obj`` that is the same in every process: callables by qualified name, sets sorted.
 
     The code of a callable is a dependency recorded when it runs, so its name
     suffices here; its defaults and closure values are data, rendered too.
+    ``memo`` (id -> (object, text)) keeps the text of each dataclass met, for
+    a caller that renders many values sharing parts (the units of one plan
+    share their entries); it holds the objects, so an id is never reused.
     """
     if depth > 12:
         raise Unstable("nested too deep")
@@ -73,29 +76,34 @@ def stable(obj: Any, depth: int = 0) -> str:
     if isinstance(obj, enum.Enum):
         return f"{_qualified(type(obj))}.{obj.name}"
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        body = ",".join(f"{f.name}={stable(getattr(obj, f.name, None), d)}" for f in dataclasses.fields(obj))
-        return f"{_qualified(type(obj))}({body})"
+        if memo is not None and id(obj) in memo:
+            return memo[id(obj)][1]
+        body = ",".join(f"{f.name}={stable(getattr(obj, f.name, None), d, memo)}" for f in dataclasses.fields(obj))
+        text = f"{_qualified(type(obj))}({body})"
+        if memo is not None:
+            memo[id(obj)] = (obj, text)
+        return text
     if isinstance(obj, (list, tuple)):
-        return f"{type(obj).__name__}[{','.join(stable(x, d) for x in obj)}]"
+        return f"{type(obj).__name__}[{','.join(stable(x, d, memo) for x in obj)}]"
     if isinstance(obj, (set, frozenset)):
-        return f"set[{','.join(sorted(stable(x, d) for x in obj))}]"
+        return f"set[{','.join(sorted(stable(x, d, memo) for x in obj))}]"
     if isinstance(obj, dict):
-        return "{" + ",".join(sorted(f"{stable(k, d)}:{stable(v, d)}" for k, v in obj.items())) + "}"
+        return "{" + ",".join(sorted(f"{stable(k, d, memo)}:{stable(v, d, memo)}" for k, v in obj.items())) + "}"
     if isinstance(obj, functools.partial):
-        return f"partial({stable(obj.func, d)},{stable(obj.args, d)},{stable(obj.keywords, d)})"
+        return f"partial({stable(obj.func, d, memo)},{stable(obj.args, d, memo)},{stable(obj.keywords, d, memo)})"
     if hasattr(obj, "__self__") and hasattr(obj, "__func__"):  # bound method
-        return f"bound({stable(obj.__self__, d)},{obj.__func__.__qualname__})"
+        return f"bound({stable(obj.__self__, d, memo)},{obj.__func__.__qualname__})"
     if isinstance(obj, type) or getattr(obj, "__code__", None) is not None:
         extra = ""
         if getattr(obj, "__code__", None) is not None:
             cells = [c.cell_contents for c in (obj.__closure__ or ()) if _filled(c)]
-            extra = f"{stable(obj.__defaults__, d)}{stable(cells, d) if cells else ''}"
+            extra = f"{stable(obj.__defaults__, d, memo)}{stable(cells, d, memo) if cells else ''}"
         return f"<{_qualified(obj)}{extra}>"
     text = repr(obj)
     if " at 0x" in text or " object at " in text:
         state = getattr(obj, "__dict__", None)
         if isinstance(state, dict):  # a plain object (a Vulkan fusion): its type and its state
-            return f"{_qualified(type(obj))}{stable(state, d)}"
+            return f"{_qualified(type(obj))}{stable(state, d, memo)}"
         raise Unstable(text[:80])
     return f"{_qualified(type(obj))}:{text}"
 
@@ -131,13 +139,18 @@ def config_key(config) -> str:
                    list(config.skip_checks), config.isolate])
 
 
-def static_key(unit, case_key: str, config) -> Optional[str]:
-    """The record name of ``unit`` judged on a case of fingerprint ``case_key``; None: never cached."""
+def static_key(unit, case_key: str, config, memo: Optional[dict] = None, config_text: Optional[str] = None
+               ) -> Optional[str]:
+    """The record name of ``unit`` judged on a case of fingerprint ``case_key``; None: never cached.
+
+    A caller keying a whole plan passes a ``memo`` (see :func:`stable`) and the ``config_text`` of
+    :func:`config_key`, computed once: thousands of units share their entries and the run's config."""
     try:
-        identity = stable(unit)
+        identity = stable(unit, memo=memo)
     except Unstable:
         return None
-    text = json.dumps([FORMAT, unit.key, identity, case_key, config_key(config), versions()], sort_keys=True)
+    ctext = config_text if config_text is not None else config_key(config)
+    text = json.dumps([FORMAT, unit.key, identity, case_key, ctext, versions()], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 
@@ -169,6 +182,7 @@ class Record:
     digest: str  # the combined digest of the groups when recorded
     run: dict
     results: list = field(default_factory=list)  # JSON of each CheckResult
+    checked: Optional[list] = None  # the CheckResults of ``results``, once :meth:`VerdictCache.hit` parsed them
 
 
 def _roots() -> tuple:
@@ -288,7 +302,7 @@ class VerdictCache:
         if self.current_digest(rec.groups) != rec.digest:
             return None
         try:
-            [CheckResult.from_json(r) for r in rec.results]
+            rec.checked = [CheckResult.from_json(r) for r in rec.results]  # parsed once: the reuse takes these
         except (KeyError, ValueError, TypeError, AttributeError):
             self.corrupt += 1
             return None
