@@ -33,8 +33,7 @@ from harness.graphs.op_coverage import case_ops, op_coverage
 from harness.report import results_json as report_json
 from harness.report import terminal
 from harness.report.view import load as load_results
-from harness.report.writers import default_writers
-from harness.report.writers import forkable
+from harness.report.writers import default_writers, forkable
 from harness.report.writers import start as start_writers
 
 __all__ = ["Terminated", "sigterm_raises", "Session", "render_table"]
