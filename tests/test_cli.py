@@ -79,3 +79,8 @@ def test_console_script_help_and_run(tmp_path):
                           "--report", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
+    # console() leaves by os._exit after the exit handlers: the status and the last lines still come through
+    assert run.stdout.rstrip().splitlines()[-1].startswith("passgate: report: ")
+    bad = subprocess.run([exe, "check", "--pass", RELU, "--graphs", "no_such_graph", "--report", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "unknown graph 'no_such_graph'" in bad.stderr

@@ -149,6 +149,15 @@ def incremental_of(args):
 
 
 def run(args) -> int:
+    """``passgate run``: a one-shot process, so the cycle collector runs only where graphs are made
+    (loading cases, judging: harness/core/memory.py), not over the imports and records of the rest."""
+    from harness.core.memory import collection_paused
+
+    with collection_paused():
+        return _run(args)
+
+
+def _run(args) -> int:
     from harness.core.config import RunConfig, configuration
     from harness.report import baseline as bl
     from harness.report import results_json as report_json
@@ -173,6 +182,7 @@ def run(args) -> int:
         pipelines=[x.name for x in p.pipelines], partitioners=p.partitioners, graphs=[s.name for s in p.specs],
         graph_selection=args.graphs or p.profile.graphs, seed=args.seed, count=args.count, timeout=args.timeout,
         strict=args.strict, baseline=getattr(args, "baseline", None), shard=shard))
+    session.json_of = inc.recorded_json  # reused verdicts go into results.json as they were recorded
     for note in p.notes:
         session.note(note)
     gate_box: dict = {}

@@ -15,7 +15,7 @@ import platform
 import subprocess
 import time
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from harness.core.errors import UsageError
 from harness.core.io import atomic_write_bytes
@@ -75,7 +75,9 @@ def ensure_writable(report_dir: os.PathLike) -> Path:
 
 def document(results: Iterable[CheckResult], configuration: dict, cases: list[dict], *,
              started_at: float, complete: bool, exit_status: int, strict: bool,
-             extra: Optional[dict] = None) -> dict:
+             extra: Optional[dict] = None, json_of: Optional[Callable[[CheckResult], Optional[dict]]] = None) -> dict:
+    """The results document. ``json_of(result)``: its record when the caller has it already (a reused
+    verdict, as recorded), None to serialize it here (``to_json``)."""
     results = list(results)
     doc = {
         "schema_version": SCHEMA_VERSION,
@@ -86,7 +88,8 @@ def document(results: Iterable[CheckResult], configuration: dict, cases: list[di
         "duration_s": round(time.time() - started_at, 3),
         "complete": complete,
         "cases": cases,
-        "results": [r.to_json() for r in results],
+        "results": [r.to_json() for r in results] if json_of is None
+        else [json_of(r) or r.to_json() for r in results],
         "summary": summarize(results, strict),
         "exit_status": exit_status,
     }

@@ -12,6 +12,7 @@ call to rewrite them from a results.json. Nothing here imports torch.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -94,6 +95,9 @@ def start(report_dir, doc: dict, writers: Iterable[Writer], fork: Optional[bool]
     if forking:
         compute_headline(doc)  # digested once, here: each child inherits the view instead of redoing it
     children: list[tuple[int, Writer]] = []
+    if forking:
+        gc.freeze()  # the heap as it is now is never collected in a child: a collection would write every
+        # object's header and copy the parent's pages into each child (gc.freeze's documented use before fork)
     for w in writers:
         if not (forking and getattr(w, "forkable", False)):
             w(report_dir, doc)
@@ -104,6 +108,7 @@ def start(report_dir, doc: dict, writers: Iterable[Writer], fork: Optional[bool]
         if pid == 0:  # the child: one report file, then out without running the parent's exit handlers
             code = 1
             try:
+                gc.disable()
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 w(report_dir, doc)
@@ -112,6 +117,8 @@ def start(report_dir, doc: dict, writers: Iterable[Writer], fork: Optional[bool]
                 sys.stderr.flush()
                 os._exit(code)
         children.append((pid, w))
+    if forking:
+        gc.unfreeze()
 
     def wait() -> None:
         for pid, w in children:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from harness.check.loading import source_file
+from harness.core.memory import collection_resumed
 from harness.core.results import CheckResult
 from harness.run import affected, deps, verdicts
 
@@ -74,6 +75,7 @@ class Incremental:
     keys: dict = field(default_factory=dict)  # unit key -> static key (None: uncacheable)
     states: dict = field(default_factory=dict)  # unit key -> RAN, REUSED or NOT_AFFECTED
     _hashed: bool = False
+    _recorded: dict = field(default_factory=dict)  # id(result) -> (result, its details, its record as recorded)
 
     def to_json(self) -> dict:
         """results.json's ``incremental`` section."""
@@ -123,7 +125,22 @@ class Incremental:
     def reused(self, rec) -> list[CheckResult]:
         checked = rec.checked if rec.checked is not None else [CheckResult.from_json(r) for r in rec.results]
         rec.checked = None  # handed on once: a second reuse of the same record must not share its objects
-        return verdicts.mark_reused(checked, rec.run)
+        out = verdicts.mark_reused(checked, rec.run)
+        for r, raw in zip(out, rec.results):
+            self._recorded[id(r)] = (r, r.details, raw)
+        return out
+
+    def recorded_json(self, result: CheckResult) -> Optional[dict]:
+        """The results.json record of a reused ``result``: the recorded one with its ``reused`` mark, or None.
+
+        Why: a warm gate reuses ~230,000 verdicts, and serializing each again (``to_json``) gives back the
+        record it was read from, at two seconds a run. None when the result was not reused here, or its
+        details were replaced since (a known violation annotated), or the record predates ``level``: then
+        the caller serializes it."""
+        hit = self._recorded.get(id(result))
+        if hit is None or hit[0] is not result or hit[1] is not result.details or "level" not in hit[2]:
+            return None
+        return {**hit[2], "details": result.details}
 
     def execute(self, plan, units: list, config, tally=None,
                 load_cases: Optional[Callable[[list], list]] = None) -> list[CheckResult]:
@@ -138,7 +155,8 @@ class Incremental:
             tally.total = sum(u.pairs for u in units)
         graphs = {u.graph for u in misses if u.needs_case}
         specs = [s for s in plan.specs if s.name in graphs]
-        loaded = (load_cases or _load)(specs) if specs else []
+        with collection_resumed():  # graphs are made from here on (harness/core/memory.py)
+            loaded = (load_cases or _load)(specs) if specs else []
         cases = {c.name: c for c in loaded}
         rconfig = replace(config, record_deps=self.cache is not None)
         out: list[CheckResult] = []
@@ -150,7 +168,8 @@ class Incremental:
                     self.states[u.key] = REUSED
             todo = [u for u in group if u.key not in hits]
             if todo:
-                out += plan.run(todo, cases, rconfig, tally, done=self._done)
+                with collection_resumed():
+                    out += plan.run(todo, cases, rconfig, tally, done=self._done)
                 self.counts.ran += len(todo)
                 self.states.update((u.key, RAN) for u in todo)
         if self.cache is not None:

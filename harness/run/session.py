@@ -26,6 +26,7 @@ from typing import Callable, Iterable, Optional
 
 from harness.core.errors import UsageError
 from harness.core.kinds import ExitCode
+from harness.core.memory import collection_paused, collection_resumed
 from harness.core.results import CheckResult, Level, Status
 from harness.core.shards import SAME_ENVIRONMENT
 from harness.graphs.cases import load_cases
@@ -87,6 +88,8 @@ class Session:
     done_pairs: frozenset = frozenset()
     # case name -> the ops it contains (export + edge), for the report's op_coverage (harness/graphs/op_coverage.py)
     op_sets: dict = field(default_factory=dict)
+    # result -> its results.json record when one is at hand (a reused verdict's, as recorded), else None
+    json_of: Optional[Callable[[CheckResult], Optional[dict]]] = None
 
     def record(self, pair: "PairDone") -> None:  # noqa: F821 - harness.run.scheduler.PairDone
         """Keep a judged pair's results (so a Ctrl-C loses nothing finished) and print its progress line."""
@@ -139,7 +142,8 @@ class Session:
             how = "cached" if case.from_cache else "lowered"
             self.note(f"graph {count}/{len(specs)} {specs[i].name}: {how} in {case.lower_seconds:.2f}s")
 
-        cases = load_cases(specs, loaded=loaded)
+        with collection_resumed():  # lowering and loading make FX graphs: cycles (harness/core/memory.py)
+            cases = load_cases(specs, loaded=loaded)
         for spec, case in zip(specs, cases):
             self.op_sets[spec.name] = _case_ops(case)
             self.cases.append({
@@ -154,13 +158,17 @@ class Session:
         ) else ExitCode.OK
 
     def finish(self, complete: bool = True, extra: Optional[dict] = None) -> int:
+        with collection_paused():  # building and writing the reports: records, no cycles (harness/core/memory.py)
+            return self._finish(complete, extra)
+
+    def _finish(self, complete: bool, extra: Optional[dict]) -> int:
         status = self.exit_status() if complete else ExitCode.VIOLATION
         if self.op_sets and "op_coverage" not in (extra or {}):
 
             extra = {**(extra or {}), "op_coverage": op_coverage(self.op_sets.values())}
         doc = report_json.document(
             self.results, self.configuration, self.cases, started_at=self.started_at,
-            complete=complete, exit_status=status, strict=self.strict, extra=extra,
+            complete=complete, exit_status=status, strict=self.strict, extra=extra, json_of=self.json_of,
         )
         Path(self.report_dir).mkdir(parents=True, exist_ok=True)
         # results.json (the largest) and the other formats at once, in forked children where possible
