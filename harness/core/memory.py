@@ -11,9 +11,10 @@ a one-shot process: ``passgate run`` pauses around its session, and the
 places that make FX graphs, which are cyclic, resume it: loading cases and
 judging units (:mod:`harness.run.incremental`, :class:`harness.run.session.Session`).
 Workers forked while judging inherit a running collector. What a pause made
-is frozen when the collector resumes (:func:`collection_resumed`): records
-and imports stay alive to the end of the run anyway, and acyclic garbage
-among them is still freed by reference counting.
+is frozen when the collector resumes (:func:`collection_resumed`), after one
+collection of it, so only live objects are frozen: records, cases and
+imports that stay alive to the end of the run anyway (the acyclic ones
+are still freed by reference counting when they die).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def collection_paused() -> Iterator[None]:
 def collection_resumed() -> Iterator[None]:
     """The cycle collector on inside the block, where graphs are made and their cycles must die as they go.
 
-    Resuming from a pause first freezes what the pause made (:func:`gc.freeze`: records, imported modules),
+    Resuming from a pause first collects, then freezes what is alive (:func:`gc.freeze`: records, imports),
     so neither this process nor a worker forked inside the block scans it again: without that, every forked
     worker's first collection walked the parent's young objects, copying their pages (a cold catalog run
     was 20% slower). Leaving collects what the block left (cycles of dead graphs, the objects made since the
@@ -50,6 +51,7 @@ def collection_resumed() -> Iterator[None]:
     if gc.isenabled():
         yield
         return
+    gc.collect()  # first what the pause left dead (so no garbage is frozen): it scans only what is not frozen
     gc.freeze()
     gc.enable()
     try:
