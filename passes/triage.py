@@ -347,6 +347,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+_SCOPED_FIRST = tuple(sorted(RULES, key=lambda r: not r.graphs))  # stable: each group keeps its order
+
+
 def attr_of(pass_name: str) -> str:
     """``vulkan.FusePatternsPass`` / ``vulkan/06:FusePatternsPass`` / ``partitioner.vulkan`` -> the name rules use.
 
@@ -358,12 +361,13 @@ def attr_of(pass_name: str) -> str:
     return split_config(pass_name)[0].rpartition(":")[2].rpartition(".")[2].split("#")[0]
 
 
-def triage(pass_name: str, check: str, message: str) -> Optional[KnownFailure]:
-    """The first rule explaining this violation, as a KnownFailure; None if none does."""
+def triage(pass_name: str, check: str, message: str, graph: Optional[str] = None) -> Optional[KnownFailure]:
+    """The first rule explaining this violation, as a KnownFailure; None if none does. Rules scoped to the
+    violation's graph come first: they were traced on it, the general ones only on their message."""
     attr = attr_of(pass_name)
     first = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
-    for rule in RULES:
-        if rule.matches(attr, check, first):
+    for rule in _SCOPED_FIRST:
+        if rule.matches(attr, check, first, graph):
             reason = rule.reason or "diagnosed by passgate: " + first.partition("Fault:")[2].strip()
             return KnownFailure(check, reason, rule.upstream, (), rule.kind)
     return None

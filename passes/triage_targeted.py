@@ -161,6 +161,53 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "_maybe_swap_permute_args reads the next op's dim from next_node.args[1] only: a cat whose dim is the "
          "default (left out, or a keyword after exir.serde save/load) has no args[1]",
          upstream=ET + "backends/transforms/propagate_view_copy_permute_pass.py (_maybe_swap_permute_args)"),
+    # -- first met on targeted_vulkan_patterns2, the LLM decode step (suite 2026.11.11) --------------------------
+    Rule(("FusePatternsPass",), ("runs",), r"raised:? AssertionError:?\s*$",
+         "patterns/sdpa.py: CausalSDPAMatch matches the llama.custom_sdpa of a KV-cache attention without finding "
+         "its llama.update_cache (to_edge wraps the cache write in auto_functionalized_v2), and its replacement "
+         "asserts instead of the match declining; the catalog entry runs the pass on the program to_edge returns, "
+         "VulkanBackend.preprocess first runs unsafe_remove_auto_functionalized_pass (the `vulkan` pipeline's "
+         "step 01, after which the same pass fuses both attentions)", "precondition",
+         upstream=ET + "backends/vulkan/patterns/sdpa.py (replace_custom_sdpa_with_causal_sdpa)", graphs=("targeted_vulkan_patterns2",)),
+    Rule(("partitioner.vulkan",), ("runs",), r"An error occurred when running the 'FusePatternsPass'",
+         "inside the delegate's program a torchao embedding table built by a cat of two tables is a user input, "
+         "not a parameter: the torchao embedding match accepts the dequantize_affine over it (outside a delegate "
+         "it declines that form) and its replacement calls register_param_mutation on the cat, which raises",
+         upstream=ET + "backends/vulkan/patterns/quantized_embedding.py", graphs=("targeted_vulkan_patterns2",)),
+    Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",), r"'AutoFunctionalizedV2' object has no attribute '_schema'",
+         "reads the schema of every call_function target, and the higher-order auto_functionalized_v2 a mutating "
+         "custom op (llama.update_cache) is wrapped in has none: to_executorch runs "
+         "unsafe_remove_auto_functionalized_pass before it (to_executorch steps 02 and 12)", "precondition",
+         upstream=ET + "exir/passes/__init__.py (ToOutVarPass)"),
+    Rule(("unsafe_remove_auto_functionalized_pass",), ("verifier",), r"is not functional",
+         "turns auto_functionalized_v2 back into the in-place custom op (llama.update_cache) the runtime executes: "
+         "the edge verifier admits only functional ops, so to_executorch and VulkanBackend.preprocess verify "
+         "before this pass, never after it", "by-design",
+         upstream=ET + "exir/passes/remove_auto_functionalized_pass.py"),
+    Rule(("ToOutVarPass",), ("runs",), r"Missing out variants: \{'torchao::dequantize_affine'\}",
+         "torchao's dequantize_affine has no ExecuTorch out variant: a torchao-quantized program reaches "
+         "to_executorch with it inside a delegate (XNNPACK, Vulkan) or replaced by a backend's fused op, never "
+         "on the portable CPU path", "precondition", upstream=ET + "exir/passes/__init__.py (ToOutVarPass)"),
+    Rule(("quant_fusion_and_const_prop_pass",), ("runs",), r"'bool' object has no attribute 'all'",
+         "the torchao embedding patterns' filter evaluates (zero_point == 0).all() on the matched zero point, and "
+         "torchao's dequantize_affine takes zero_point=None (a symmetric table): the comparison gives a Python "
+         "bool and the filter raises instead of treating None as zero",
+         upstream=ET + "exir/passes/_quant_patterns_and_replacements.py (_filter)"),
+    Rule(("AnnotateQuantAttrs",), ("runs",), r"to be parameter, buffer, get_attr, or lifted tensor constant",
+         "QNN's quantized flow takes a dequantized weight to be a constant it can read: a table computed in the "
+         "program (the cat of two embedding tables feeding a dequantize) is asserted on, not declined; QNN "
+         "lowers models whose quantized weights are parameters", "precondition",
+         upstream=ET + "backends/qualcomm/_passes/annotate_quant_attrs.py", graphs=("targeted_vulkan_patterns2",)),
+    Rule(("FoldQDQ",), ("numerics", "val_matches_execution"),
+         r"dtype' do not match: torch\.int(8|32) != torch\.float32|says torch\.float32, execution gave torch\.int(8|32)",
+         "folds the dequantize of each quantized embedding table into QNN's annotations, so on the CPU the "
+         "embedding gathers the integer rows and returns them (the QNN delegate dequantizes from the "
+         "annotations): by design the program computes integers where its meta['val'] and the input program "
+         "have floats", "by-design", upstream=ET + "backends/qualcomm/_passes/fold_qdq.py", graphs=("targeted_vulkan_patterns2",)),
+    Rule(("ChannelsLastTaggedReshapePass",), ("runs",), r"'immutable_list' object has no attribute 'op'",
+         "is_nhwc_node takes a dequantize's input to be a quantize and reads that node's args[0] as a node: a "
+         "dequantize of a table built by cat (whose args[0] is the list of tables) raises",
+         upstream=ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py (is_nhwc_node)"),
     # -- first met on targeted_layout_bn, targeted_exir_memory, targeted_vulkan_patterns, targeted_asserts,
     #    targeted_cadence_ops and targeted_qnn_samsung_ops (suite 2026.11.10) ---------------------------------
     Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runnable",), r"'memory_format' argument is incompatible with 'out'",

@@ -122,3 +122,19 @@ def test_merge_joins_per_case_sections_and_drops_what_cannot_be_joined():
     assert merged["vulkan"]["table"] == [a, b]
     assert merged["vulkan"]["records"] == [{"case": "linear_q8"}, {"case": "conv_q8"}]
     assert "op_coverage" not in merged
+
+
+def test_shards_of_a_run_where_one_holds_no_pipeline_unit_still_merge(tmp_path):
+    """`run --shard`: one graph, one entry and one pipeline make two units, one per shard, so one shard holds no
+    unit of the pipeline; both still record the run's pipelines, and the merge takes them as one run."""
+    base = ["run", "--catalog", "exir", "--only", "exir.CSEPass", "--graphs", "mlp", "--pipeline", "to_executorch",
+            "--no-incremental", "-q"]
+    for i in (1, 2):
+        assert main([*base, "--shard", f"{i}/2", "--report", str(tmp_path / f"s{i}")]) in (0, 1)
+    s1, s2 = load(tmp_path / "s1"), load(tmp_path / "s2")
+    assert {r["pass_name"].partition("/")[0] for r in s1["results"]} != {r["pass_name"].partition("/")[0]
+                                                                        for r in s2["results"]}
+    assert s1["configuration"]["pipelines"] == s2["configuration"]["pipelines"] == ["to_executorch"]
+    assert main(["report", "merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(tmp_path / "m"),
+                 "--quiet"]) in (0, 1)
+    assert load(tmp_path / "m")["configuration"]["pipelines"] == ["to_executorch"]

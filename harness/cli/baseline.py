@@ -23,6 +23,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Optional
 
 from harness.core.errors import UsageError
 from harness.report.baseline import DEFAULT_PATH
@@ -83,12 +84,23 @@ def _catalog_reasons(catalog_names):
 def _triage():
     """The triage rules content registers under ``passgate.triage`` (``passgate`` first, then by name), as one
     function (pass name, check, message) -> KnownFailure or None: the first rule set that explains it."""
+    import inspect
+
     from harness.core import plugins
 
     rules = [rule for _ep, rule in plugins.load_all(plugins.TRIAGE, "triage")]
 
-    def triage(pass_name: str, check: str, message: str):
-        return next((k for k in (rule(pass_name, check, message) for rule in rules) if k is not None), None)
+    def takes_graph(rule) -> bool:  # the graph is an optional fourth argument: older rule sets do without it
+        try:
+            return "graph" in inspect.signature(rule).parameters
+        except (TypeError, ValueError):
+            return False
+
+    calls = [(lambda p, c, m, g, r=rule: r(p, c, m, graph=g)) if takes_graph(rule) else
+             (lambda p, c, m, g, r=rule: r(p, c, m)) for rule in rules]
+
+    def triage(pass_name: str, check: str, message: str, graph: Optional[str] = None):
+        return next((k for k in (call(pass_name, check, message, graph) for call in calls) if k is not None), None)
 
     return triage
 
@@ -130,7 +142,7 @@ def run_update(args) -> int:
             return KnownFailure(check, k.get("reason", ""), k.get("upstream", ""), (), k.get("kind", "bug"))
         k = from_catalog(pass_name, graph, check) if from_catalog else None
         if k is None:
-            k = triage(pass_name, check, messages.get((pass_name, graph, check), ""))
+            k = triage(pass_name, check, messages.get((pass_name, graph, check), ""), graph)
         return k
     messages = {(r.pass_name, r.graph, r.check): r.message for r in results}
     triage = _triage()

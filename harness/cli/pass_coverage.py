@@ -99,11 +99,22 @@ def main(argv=None) -> int:
     parser.add_argument("--min-percent", type=float, help="exit 1 if a Vulkan pass module's lines are covered less")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                         help="measure in N processes, one shard of the pairs each (default 1)")
+    parser.add_argument("--join", nargs="+", metavar="DIR", default=[],
+                        help="add the measurements of earlier runs (their --report folders, measured with -j, of "
+                             "the same code and packages): lines, branches and exercised verdicts are the union. "
+                             "Measure only new graphs and join the full run, instead of measuring everything again")
     parser.add_argument("--shard", help=argparse.SUPPRESS)  # I/N: a -j child's part
     parser.add_argument("--data-file", help=argparse.SUPPRESS)  # where a -j child saves its coverage data
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("-j must be at least 1")
+    from harness.core.errors import UsageError
+
+    try:
+        joined = [_joinable(d) for d in args.join]  # a folder without the data: exit 2 before measuring
+    except UsageError as exc:
+        print(f"passgate: error: {exc}", file=sys.stderr)
+        return ExitCode.USAGE
 
     from harness.run import pass_coverage as measure
 
@@ -128,9 +139,16 @@ def main(argv=None) -> int:
 
     catalogs = resolve_catalogs(args.catalog or list(profile(args.profile).catalogs) or None)
     results = view.load(args.report)
+    verdicts = measure.exercised_verdicts(results)
+    complete = results.get("complete", True)
+    for parts, earlier in joined:
+        cov.combine([str(p) for p in parts], keep=True)
+        verdicts = measure.joined_verdicts(verdicts, measure.exercised_verdicts(earlier))
+        complete = complete and earlier.get("complete", True)
     doc = {"profile": args.profile, "catalogs": [c.name for c in catalogs], "graphs": args.graphs,
-           "complete": results.get("complete", True),  # false: the run was cut short, the figures are partial
-           **measure.analyse(cov, catalogs, measure.exercised_verdicts(results))}
+           "joined": [str(d) for d in args.join],
+           "complete": complete,  # false: a run was cut short, the figures are partial
+           **measure.analyse(cov, catalogs, verdicts)}
     report = Path(args.report)
     report.mkdir(parents=True, exist_ok=True)
     (report / JSON_FILE).write_text(json.dumps(doc, indent=1) + "\n")
@@ -140,6 +158,17 @@ def main(argv=None) -> int:
     low = [r for r in doc["modules"] if r["catalog"] == "vulkan" and args.min_percent is not None
            and r["line_percent"] < args.min_percent]
     return ExitCode.VIOLATION if low else ExitCode.OK
+
+
+def _joinable(folder: str):
+    """(coverage data files, results document) of an earlier ``-j`` measurement; UsageError when it has none."""
+    from harness.core.errors import UsageError
+    from harness.report import view
+
+    parts = sorted((Path(folder) / "parts").glob("coverage.*"))
+    if not parts:
+        raise UsageError(f"--join {folder}: no coverage data in {folder}/parts (measure it with -j 2 or more)")
+    return parts, view.load(folder)
 
 
 def _measure_in_parts(args):

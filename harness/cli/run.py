@@ -174,12 +174,15 @@ def _run(args) -> int:
                        isolate=not getattr(args, "no_isolation", False) and forking.available())
     full_applied = {k: list(v) for k, v in p.applied.items()}
     shard = getattr(args, "shard", None)
+    # what the run is made of, named before a shard keeps its block: the configuration of every shard of one run
+    # is the same (report merge checks it), also when a shard holds no unit of some pipeline or partitioner
+    pipelines, partitioners = [x.name for x in p.pipelines], list(p.partitioners)
     if shard:  # contiguous block I of N of the units, graph-major (fewer lowerings each)
         p.keep(set(sharding.split(p.units(), shard, key=lambda u: (u.graph, u.kind, u.name))))
     session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet,
                       resume=getattr(args, "resume", False), configuration=configuration(
         "run", profile=p.profile.name, catalogs=[c.name for c in p.catalogs], entries=[e.name for e in p.runnable],
-        pipelines=[x.name for x in p.pipelines], partitioners=p.partitioners, graphs=[s.name for s in p.specs],
+        pipelines=pipelines, partitioners=partitioners, graphs=[s.name for s in p.specs],
         graph_selection=args.graphs or p.profile.graphs, seed=args.seed, count=args.count, timeout=args.timeout,
         strict=args.strict, baseline=getattr(args, "baseline", None), shard=shard))
     session.json_of = inc.recorded_json  # reused verdicts go into results.json as they were recorded

@@ -174,6 +174,7 @@ def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optio
     label = filename or f"<passgate {source} {name}>"
     dynamic = "DYNAMIC_SHAPES = None" not in text
     tags = {source, "random"} | ({"dynamic"} if dynamic else set()) | declared_tags(text)
+    import_op_libraries(name, declared_op_libraries(text))  # before its case can be read back from the cache
 
     def build() -> ModelInputs:
         linecache.cache[label] = (len(text), None, text.splitlines(True), label)  # tracebacks show its lines
@@ -224,6 +225,29 @@ def declared_preserve_ops(text: str) -> tuple[str, ...]:
     a hand-written graph for a pass that acts only on an op ``to_edge`` would otherwise decompose. Read from
     the text like :func:`declared_tags`."""
     return _declared(text, "PRESERVE_OPS")
+
+
+def declared_op_libraries(text: str) -> tuple[str, ...]:
+    """The modules that register ops a program uses, declared with a module-level
+    ``OP_LIBRARIES = ("executorch.extension.llm.custom_ops.custom_ops",)`` (the llama KV-cache ops).
+
+    Why: a case loaded from the cache is deserialized before its ``build()`` runs, and an op whose library
+    is not loaded then comes back as a fake operator that fails every pass that meets it. So listing the
+    program imports them (:func:`import_op_libraries`), in every process that may load its case."""
+    return _declared(text, "OP_LIBRARIES")
+
+
+def import_op_libraries(name: str, modules: Iterable[str]) -> None:
+    """Import ``modules`` (a corpus program's op libraries); a library that does not import is a usage error
+    that names the graph, never a run of fake operators."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001 - any import failure: the graph cannot be loaded here
+            raise UsageError(f"corpus graph {name} needs the op library {module}, which does not import here: "
+                             f"{type(exc).__name__}: {exc}") from None
 
 
 def statements_of(text: str) -> int:

@@ -33,7 +33,8 @@ from typing import Callable, Iterable, Optional
 from harness.core.results import PASS_LEVEL
 
 __all__ = ["OMIT", "Counts", "FileCoverage", "EntryCoverage", "executorch_root", "start",
-           "entry_modules", "measured_modules", "file_coverage", "exercised_verdicts", "why_not_exercised", "analyse"]
+           "entry_modules", "measured_modules", "file_coverage", "exercised_verdicts", "joined_verdicts", "why_not_exercised",
+           "analyse"]
 
 OMIT = ["*/test/*", "*/tests/*", "*/third-party/*"]
 
@@ -190,6 +191,25 @@ def exercised_verdicts(results_doc: dict) -> dict[str, dict]:
             d = r.get("details") or {}
             out[r["pass_name"]] = {"status": r["status"], "cases_changed": d.get("cases_changed"),
                                    "ran": d.get("ran"), "message": r.get("message", "")}
+    return out
+
+
+def joined_verdicts(*runs: dict[str, dict]) -> dict[str, dict]:
+    """The ``exercised`` verdicts of several runs over disjoint graphs, as one run over all of them would judge:
+    an entry is exercised when some run exercised it (cases changed and cases run added up)."""
+    out: dict[str, dict] = {}
+    for run in runs:
+        for name, v in run.items():
+            had = out.get(name)
+            if had is None:
+                out[name] = dict(v)
+                continue
+            changed = (had.get("cases_changed") or 0) + (v.get("cases_changed") or 0)
+            ran = (had.get("ran") or 0) + (v.get("ran") or 0)
+            both = (had["status"], v["status"])  # exercised on some run; else not, where some run judged it
+            status = "pass" if "pass" in both else "fail" if "fail" in both else had["status"]
+            out[name] = {"status": status, "cases_changed": changed, "ran": ran,
+                         "message": v["message"] if v["status"] == status else had["message"]}
     return out
 
 
