@@ -15,7 +15,7 @@ from harness.graphs.cases import load_case
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "corpus"
 PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_", "targeted_aslowered", "targeted_misc_",
-            "targeted_asserts", "targeted_exir_stages", "targeted_qnn_mha")
+            "targeted_asserts", "targeted_exir_stages", "targeted_qnn_mha", "targeted_vulkan_patterns2")
 TARGETED = [s for s in load_dir(CORPUS) if s.name.startswith(PREFIXES)]
 
 

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
 from harness.fuzz.corpus import load_dir
 from harness.graphs.cases import load_case
@@ -54,19 +53,10 @@ def test_is_a_hand_written_quantized_as_lowered_corpus_case(spec):
     assert _entry().name == ENTRY
 
 
-def test_targeted_graph_lowers_and_matches_eager(spec):
-    case = load_case(spec)
-    built = spec.build()
-    model = built.model.module() if isinstance(built.model, torch.export.ExportedProgram) else built.model
-    with torch.no_grad():
-        expected = model(*case.sample_inputs())
-        actual = case.edge.module()(*case.sample_inputs())
-    expected = expected if isinstance(expected, tuple) else (expected,)
-    actual = actual if isinstance(actual, tuple) else (actual,)
-    assert len(actual) == len(expected)
-    for a, e in zip(actual, expected):
-        torch.testing.assert_close(a, e)
-    ops = _targets(case.edge)
+def test_the_lowered_program_holds_the_ops_its_patterns_match(spec):
+    """What it lowers to (it computes what eager does: tests/test_targeted_graphs.py): both KV-cache attentions,
+    the embedding_4bit region and the seven torchao dequantize_affine regions."""
+    ops = _targets(load_case(spec).edge)
     assert ops.count("llama::custom_sdpa") == 2 and ops.count("auto_functionalized_v2") == 4
     assert ops.count("quantized_decomposed::embedding_4bit.dtype") == 1
     assert ops.count("torchao::dequantize_affine") == 7
