@@ -467,3 +467,31 @@ def test_pass_coverage_in_parts_measures_what_one_process_measures(tmp_path):
     assert one["total"] == two["total"] and one["total"]["covered_branches"] > 0
     assert [(e["name"], e["covered_branches"], e["exercised"]) for e in one["entries"]] == \
         [(e["name"], e["covered_branches"], e["exercised"]) for e in two["entries"]]
+
+
+def test_pass_coverage_joined_to_an_earlier_measurement_is_the_union(tmp_path):
+    """``--join``: measuring a second graph alone and joining the measurement of the first gives the lines and
+    branches of measuring both at once (at least: a run of both shares in-process state the parts do not), and
+    the same exercised verdicts; a folder with no measurement in it is one line and exit 2."""
+    import subprocess
+    import sys
+
+    from harness.cli import pass_coverage
+
+    def measure(report, *args):
+        done = subprocess.run([sys.executable, "-m", "harness.cli.pass_coverage", "--catalog", "misc",
+                               "--report", str(tmp_path / report), *args], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return json.loads((tmp_path / report / pass_coverage.JSON_FILE).read_text())
+
+    both = measure("both", "--graphs", "conv_bn_relu", "mlp", "-j", "2")
+    first = measure("first", "--graphs", "mlp", "-j", "2")
+    joined = measure("joined", "--graphs", "conv_bn_relu", "--join", str(tmp_path / "first"))
+    assert joined["joined"] == [str(tmp_path / "first")]
+    assert joined["total"]["covered_branches"] >= both["total"]["covered_branches"] > first["total"]["covered_branches"]
+    assert joined["total"]["branches"] == both["total"]["branches"]
+    assert [(e["name"], (e["exercised"] or {}).get("status")) for e in joined["entries"]] == \
+        [(e["name"], (e["exercised"] or {}).get("status")) for e in both["entries"]]
+    bad = subprocess.run([sys.executable, "-m", "harness.cli.pass_coverage", "--join", str(tmp_path / "nothing")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("passgate: error: --join")

@@ -148,7 +148,7 @@ def main(argv=None) -> int:
     doc = {"profile": args.profile, "catalogs": [c.name for c in catalogs], "graphs": args.graphs,
            "joined": [str(d) for d in args.join],
            "complete": complete,  # false: a run was cut short, the figures are partial
-           **measure.analyse(cov, catalogs, verdicts)}
+           **measure.analyse(cov, catalogs, verdicts, (results.get("configuration") or {}).get("entries"))}
     report = Path(args.report)
     report.mkdir(parents=True, exist_ok=True)
     (report / JSON_FILE).write_text(json.dumps(doc, indent=1) + "\n")

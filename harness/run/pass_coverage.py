@@ -231,10 +231,16 @@ def _group(entries: list[EntryCoverage], files: dict[str, FileCoverage], ran: Ca
             "not_exercised_unexplained": [e.name for e in not_exercised if e.why_not is None]}
 
 
-def analyse(cov, catalogs: list, verdicts: dict[str, dict]) -> dict:
-    """The coverage document: per module, per runnable entry, per catalog and over all runnable entries."""
+def analyse(cov, catalogs: list, verdicts: dict[str, dict], ran: Optional[Iterable[str]] = None) -> dict:
+    """The coverage document: per module, per runnable entry, per catalog and over all runnable entries.
+
+    ``ran``: the entries the measured run's configuration lists. Resolving the catalogs again in the process
+    that ran them can find more: a module whose import failed half-way during the run is in sys.modules now,
+    and discovery reads its classes (an uncurated openvino entry appeared so), though no run planned them."""
     modules = measured_modules(catalogs)
-    runnable = [e for c in catalogs for e in c.entries if e.runnable and e.spec.startswith("executorch.")]
+    planned = set(ran) if ran is not None else None
+    runnable = [e for c in catalogs for e in c.entries if e.runnable and e.spec.startswith("executorch.")
+                and (planned is None or e.name in planned)]
     own = {e.name: entry_modules(e) for e in runnable}
     files = file_coverage(cov, list(modules) + [m for ms in own.values() for m in ms])
     entries = [EntryCoverage(e.name, e.catalog, [m for m in own[e.name] if m in files],
