@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import json
 import linecache
@@ -200,15 +201,25 @@ def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optio
 
 def _declared(text: str, variable: str) -> tuple[str, ...]:
     """The strings of a module-level ``<variable> = (...)`` tuple or list of the program, in order."""
+    return _declarations(text).get(variable, ())
+
+
+@functools.lru_cache(maxsize=512)
+def _declarations(text: str) -> dict[str, tuple[str, ...]]:
+    """Every module-level ``NAME = (...)`` tuple or list of strings of a program, parsed once per text: a
+    listing reads several of them from each of the corpus's ~60 files, and `passgate serve` lists on every
+    request."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
-        return ()
+        return {}
+    out: dict[str, tuple[str, ...]] = {}
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [variable]
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, (ast.Tuple, ast.List))):
-            return tuple(e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
-    return ()
+            out.setdefault(node.targets[0].id, tuple(e.value for e in node.value.elts
+                                                     if isinstance(e, ast.Constant) and isinstance(e.value, str)))
+    return out
 
 
 def declared_tags(text: str) -> set[str]:
