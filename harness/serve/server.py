@@ -41,6 +41,7 @@ in :meth:`Server.warm`.
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -286,8 +287,13 @@ class Server:
     def _fork_child(self, msg: dict, fds: list) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
+        # The server's heap (torch, executorch, the memoized cases) is frozen across the fork: the request's
+        # child then never scans it in a collection, which would copy every page it touches (gc.freeze's
+        # documented use before fork). The server unfreezes at once, so its own garbage is still collected.
+        gc.freeze()
         pid = os.fork()
         if pid:
+            gc.unfreeze()
             return pid
         status = 1
         try:
