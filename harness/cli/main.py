@@ -134,7 +134,14 @@ def console() -> None:
     ``PASSGATE_FULL_EXIT=1`` (or a Python without ``atexit._run_exitfuncs``)
     always does.
     """
-    status = main()
+    try:
+        status = main()
+    except BrokenPipeError:
+        # the reader went away (`passgate run | head`): the reports are written, the rest of the text has no
+        # reader; no traceback about it (Python's documented recipe: stdout to devnull, exit 1)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = ExitCode.VIOLATION
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
     if run_exit_handlers is None or os.environ.get("PASSGATE_FULL_EXIT"):
         sys.exit(status)
