@@ -81,8 +81,8 @@ def start(report_dir, doc: dict, writers: Iterable[Writer], fork: Optional[bool]
     other, while the second core idles. Writers marked ``forkable`` (the
     guarded file writers) run in forked children, which inherit the
     document and its digested view without pickling it (a process pool
-    would copy it); the parent meanwhile writes results.json and the
-    terminal table. A child ignores Ctrl-C, so an interrupt does not cost
+    would copy it); the parent meanwhile renders the terminal table. A
+    child ignores Ctrl-C, so an interrupt does not cost
     a report, and a child that dies is redone here. Anything else (a
     caller's own writer, a platform without fork, a process with other
     threads, where a fork may inherit a held lock) runs here, in order.
@@ -92,10 +92,9 @@ def start(report_dir, doc: dict, writers: Iterable[Writer], fork: Optional[bool]
     if fork is None:
         fork = threading.active_count() == 1 and len(writers) > 1
     forking = hasattr(os, "fork") and fork
-    if forking:
-        compute_headline(doc)  # digested once, here: each child inherits the view instead of redoing it
     children: list[tuple[int, Writer]] = []
     if forking:
+        compute_headline(doc)  # digested once, here: each child inherits the view instead of redoing it
         gc.freeze()  # the heap as it is now is never collected in a child: a collection would write every
         # object's header and copy the parent's pages into each child (gc.freeze's documented use before fork)
     for w in writers:
