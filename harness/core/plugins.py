@@ -15,7 +15,7 @@ from typing import Any
 from harness.core.errors import UsageError
 
 __all__ = ["CATALOGS", "PIPELINES", "GRAPH_SOURCES", "UNITS", "SUITE_PASSES", "COMMANDS", "TRIAGE",
-           "REPORT_SECTIONS", "QUANTIZERS", "points", "load", "load_all"]
+           "REPORT_SECTIONS", "QUANTIZERS", "UNREACHABLE", "points", "load", "load_all"]
 
 CATALOGS = "passgate.catalogs"
 PIPELINES = "passgate.pipelines"
@@ -26,6 +26,7 @@ COMMANDS = "passgate.commands"
 TRIAGE = "passgate.triage"
 REPORT_SECTIONS = "passgate.report_sections"
 QUANTIZERS = "passgate.quantizers"
+UNREACHABLE = "passgate.unreachable"
 
 
 def points(group: str) -> list[EntryPoint]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from harness.core.results import PASS_LEVEL
+from harness.run import reachable
 
 __all__ = ["OMIT", "Counts", "FileCoverage", "EntryCoverage", "executorch_root", "start",
            "entry_modules", "measured_modules", "file_coverage", "exercised_verdicts", "joined_verdicts", "why_not_exercised",
@@ -93,6 +94,11 @@ class FileCoverage(Counts):
     module: str = ""
     missing_lines: list = field(default_factory=list)
     missing_branches: list = field(default_factory=list)  # [from line, to line] (negative: exit)
+    path: str = ""  # the source file (not in the report)
+    executed_lines: list = field(default_factory=list)  # not in the report: what checks a reachability claim
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in super().to_json().items() if k not in ("path", "executed_lines")}
 
 
 @dataclass
@@ -179,7 +185,7 @@ def file_coverage(cov, modules: Iterable[str]) -> dict[str, FileCoverage]:
         s = data["summary"]
         out[m] = FileCoverage(s["num_statements"], s["covered_lines"], s.get("num_branches", 0),
                               s.get("covered_branches", 0), m, data.get("missing_lines", []),
-                              data.get("missing_branches", []))
+                              data.get("missing_branches", []), p, data.get("executed_lines", []))
     return out
 
 
@@ -220,11 +226,15 @@ def _sum(files: Iterable[FileCoverage]) -> Counts:
     return total
 
 
-def _group(entries: list[EntryCoverage], files: dict[str, FileCoverage], ran: Callable[[str], bool]) -> dict:
-    """Totals of some entries: their distinct files' coverage, and how many the corpus did not exercise."""
+def _group(entries: list[EntryCoverage], files: dict[str, FileCoverage], ran: Callable[[str], bool],
+           reach: Optional[dict[str, FileCoverage]] = None) -> dict:
+    """Totals of some entries: their distinct files' coverage (as measured, and over the code declared reachable),
+    and how many the corpus did not exercise."""
     mods = dict.fromkeys(m for e in entries for m in e.modules if m in files)
+    reach = files if reach is None else reach
     not_exercised = [e for e in entries if (e.exercised or {}).get("status") == "fail"]
     return {"entries": len(entries), "files": len(mods), **_sum(files[m] for m in mods).to_json(),
+            "reachable": _sum(reach[m] for m in mods).to_json(),
             "not_exercised": len(not_exercised), "not_run": sum(1 for e in entries if not ran(e.name)),
             "not_exercised_entries": [e.name for e in not_exercised],
             # not exercised with no reason in the catalog: what the corpus still lacks
@@ -248,10 +258,13 @@ def analyse(cov, catalogs: list, verdicts: dict[str, dict], ran: Optional[Iterab
                              why_not_exercised(e))
                for e in runnable]
     ran = verdicts.__contains__
-    by_catalog = {c.name: _group([e for e in entries if e.catalog == c.name], files, ran) for c in catalogs}
+    reach, exclusions = reachable.exclude(files, reachable.declared())
+    by_catalog = {c.name: _group([e for e in entries if e.catalog == c.name], files, ran, reach) for c in catalogs}
     return {
         "branch": True,
-        "total": _group(entries, files, ran),
+        "total": _group(entries, files, ran, reach),
+        # code a catalog declares no program can reach, with why; "reachable" figures leave it out
+        "unreachable": [x.to_json() for x in exclusions],
         "by_catalog": {k: v for k, v in by_catalog.items() if v["entries"]},
         "entries": [e.to_json() for e in entries],
         "modules": [{"module": m, "catalog": cat, **files[m].to_json(), "percent": round(files[m].line_percent, 2)}
