@@ -28,6 +28,15 @@ class Holder:
         if x:
             return 2
         return 3
+
+class Traced:  # stands for a module a pass hands to torch.export(strict=True): made, never run as Python
+    def forward(self, x):
+        if x:
+            return 4
+        return 5
+
+def make():
+    return Traced()
 '''
 
 
@@ -42,7 +51,7 @@ def measured(tmp_path, monkeypatch):
     cov.start()
     try:
         mod = importlib.import_module("reach_demo")
-        mod.live(1), mod.live(-1)
+        mod.live(1), mod.live(-1), mod.make()
     finally:
         cov.stop()
         sys.modules.pop("reach_demo", None)
@@ -52,14 +61,14 @@ def measured(tmp_path, monkeypatch):
 def test_a_dead_function_leaves_the_reachable_figures_and_is_listed(measured):
     name, files = measured
     raw = files[name]
-    assert raw.covered_branches == 2 and raw.branches == 8  # live's 2 of 2; dead's 4 and method's 2 missing
+    assert raw.covered_branches == 2 and raw.branches == 10  # live's 2 of 2; dead's 4, method's and forward's 2 missing
     reach, report = exclude(files, [Unreachable(name, ("dead", "Holder.method"), "nothing calls them")])
     (ex,) = report
     assert not ex.refused and ex.branches == 6 and ex.lines == 8  # dead: 5 statements, method: 3
     got = reach[name]
-    assert (got.branches, got.covered_branches) == (2, 2) and got.branch_percent == 100.0
+    assert (got.branches, got.covered_branches) == (4, 2)
     assert got.statements == raw.statements - 8 and got.executed == raw.executed
-    assert files[name] is raw and raw.branches == 8  # the raw figures are untouched
+    assert files[name] is raw and raw.branches == 10  # the raw figures are untouched
 
 
 def test_a_declaration_the_measurement_contradicts_is_refused(measured):
@@ -100,3 +109,14 @@ def test_the_shipped_declarations_hold_on_a_dynamic_program_the_sym_shape_pass_e
     files = measure.file_coverage(cov, [mine[0].module])
     _reach, report = exclude(files, mine)
     assert report[0].refused == "" and report[0].branches > 50
+
+
+def test_traced_code_counts_as_unmeasured_only_once_its_export_call_ran(measured):
+    """A `traced` declaration (a module a pass exports strictly) holds when a line naming its owner ran."""
+    name, files = measured
+    reach, (ex,) = exclude(files, [Unreachable(name, ("Holder.method",), "exported", kind="traced")])
+    assert ex.refused.startswith("declared traced") and reach[name] == files[name]  # nothing named Holder ran
+    reach, (ex,) = exclude(files, [Unreachable(name, ("dead",), "exported", kind="traced")])
+    assert ex.refused.startswith("declared traced")  # `dead` is named nowhere outside itself
+    reach, (ex,) = exclude(files, [Unreachable(name, ("Traced.forward",), "exported", kind="traced")])
+    assert not ex.refused and ex.branches == 2 and reach[name].branches == files[name].branches - 2

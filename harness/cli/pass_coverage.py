@@ -59,7 +59,7 @@ def render(doc: dict) -> str:
              f"not exercised (no case changed the program): {t['not_exercised']} "
              f"({len(t.get('not_exercised_unexplained', ()))} without a reason); not run: {t['not_run']}", "",
              f"Over reachable code ({t['branches'] - r['branches']} branches and {t['statements'] - r['statements']} "
-             f"lines in {len(applied)} declared-unreachable functions left out, listed below): {_pct(r)}", "",
+             f"lines in {len(applied)} functions declared dead or traced-only left out, listed below): {_pct(r)}", "",
              "| catalog | entries | files | lines | branches | branches (reachable) | not exercised | not run |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, c in doc["by_catalog"].items():
@@ -79,9 +79,12 @@ def render(doc: dict) -> str:
         lines.append(f"- `{e['name']}`: " + (f"{why['kind']}: {why['reason']}" + (f" ({why['upstream']})"
                      if why["upstream"] else "") if why else "no reason recorded: the corpus lacks a graph that "
                      "triggers it"))
-    lines += ["", "Declared unreachable (the catalog's reason; refused when a line of it ran):", ""]
+    lines += ["", "Declared unreachable (dead: nothing calls it; traced: run only symbolically by torch.export's dynamo, "
+                  "which coverage.py cannot see) with the catalog's reason; refused when the measurement contradicts "
+                  "it:", ""]
     for x in doc.get("unreachable", ()):
-        what = f"refused: {x['refused']}" if x["refused"] else f"{x['branches']} branches, {x['lines']} lines"
+        what = (f"refused: {x['refused']}" if x["refused"] else
+                f"{x.get('kind', 'dead')}: {x['branches']} branches, {x['lines']} lines")
         lines.append(f"- `{x['module'].replace('executorch.', '')}`: {', '.join(x['functions'])} ({what}): "
                      f"{x['reason']}")
     lines += ["", "| catalog | pass module | statements | lines | branches |", "| --- | --- | ---: | ---: | ---: |"]

@@ -1,8 +1,9 @@
 """Pass code no graph can reach: declared by content, checked against the measurement, reported beside it.
 
-Some of a pass module's branches cannot run whatever the corpus holds: a
-function registered in a table nothing reads, a path only a device backend
-takes. Counted as missing, they put a floor under every coverage figure that
+Some of a pass module's branches cannot run whatever the corpus holds (a
+function registered in a table nothing reads), and some run where coverage.py
+cannot see them (a module a pass exports strictly: dynamo interprets its
+bytecode, no line executes). Counted as missing, they put a floor under every coverage figure that
 no graph can lift, and hide which misses a new graph *could* fix. A catalog
 declares them (entry-point group ``passgate.unreachable``: a callable
 returning :class:`Unreachable` records, each with its reason), and the
@@ -13,7 +14,8 @@ coverage.py has the same idea (``exclude_also`` regexes, ``# pragma: no
 cover``), but its patterns are global to a run and upstream files cannot carry
 pragmas; a declaration here names one function of one module. A declaration is
 also a claim the measurement checks: if any line of the declared body ran, the
-declaration is wrong, it is not applied, and the report says so.
+declaration is wrong, it is not applied, and the report says so; a ``traced``
+declaration also needs a line that names its owner (the export call) to have run.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ class Unreachable:
     functions: tuple[str, ...]
     #: why nothing reaches them (what would call them, and why it never does), with the version checked
     reason: str
+    #: ``dead``: nothing calls them. ``traced``: the pass hands them to ``torch.export(strict=True)``, whose
+    #: dynamo runs their bytecode symbolically, where coverage.py's tracer never sees a line; they count as
+    #: unmeasured, and the declaration holds only if a line that names their owner (the call) ran
+    kind: str = "dead"
 
 
 @dataclass
@@ -44,12 +50,13 @@ class Exclusion:
     module: str
     functions: tuple[str, ...]
     reason: str
+    kind: str = "dead"
     lines: int = 0  # missing statements taken out
     branches: int = 0  # missing branches taken out
     refused: str = ""  # non-empty: the declaration was not applied, and why
 
     def to_json(self) -> dict:
-        return {"module": self.module, "functions": list(self.functions), "reason": self.reason,
+        return {"module": self.module, "functions": list(self.functions), "reason": self.reason, "kind": self.kind,
                 "lines": self.lines, "branches": self.branches, "refused": self.refused}
 
 
@@ -63,10 +70,17 @@ def declared() -> list[Unreachable]:
     return out
 
 
-def _bodies(path: str, names: Iterable[str]) -> dict[str, tuple[int, int] | None]:
-    """name -> (first, last) line of that function's body in ``path`` (its ``def`` and decorators stay: they ran
-    at import); None when the file has no such function."""
-    tree = ast.parse(open(path, encoding="utf-8").read())
+def _callers(tree: ast.AST, owner: str, spans: list[tuple[int, int]]) -> set[int]:
+    """Lines outside ``spans`` that name ``owner`` (where a traced module or function is handed to export)."""
+    inside = _within(spans)
+    return {n.lineno for n in ast.walk(tree)
+            if ((isinstance(n, ast.Name) and n.id == owner) or (isinstance(n, ast.Attribute) and n.attr == owner))
+            and not inside(n.lineno)}
+
+
+def _bodies(tree: ast.AST, names: Iterable[str]) -> dict[str, tuple[int, int] | None]:
+    """name -> (first, last) line of that function's body (its ``def`` and decorators stay: they ran at import);
+    None when the module has no such function."""
     found: dict[str, tuple[int, int]] = {}
 
     def walk(node, prefix: str) -> None:
@@ -93,14 +107,15 @@ def exclude(files: dict, declarations: Iterable[Unreachable]) -> tuple[dict, lis
     out = dict(files)
     report: list[Exclusion] = []
     for d in declarations:
-        ex = Exclusion(d.module, tuple(d.functions), d.reason)
+        ex = Exclusion(d.module, tuple(d.functions), d.reason, d.kind)
         report.append(ex)
         cov = out.get(d.module)
         path = cov.path if cov is not None else ""
         if not path:
             ex.refused = "module not measured"
             continue
-        spans = _bodies(path, d.functions)
+        tree = ast.parse(open(path, encoding="utf-8").read())
+        spans = _bodies(tree, d.functions)
         absent = [n for n, span in spans.items() if span is None]
         if absent:
             ex.refused = f"no function {', '.join(absent)} in {path}"
@@ -110,6 +125,11 @@ def exclude(files: dict, declarations: Iterable[Unreachable]) -> tuple[dict, lis
         if ran:
             ex.refused = f"declared unreachable, but lines {ran[:5]} ran"
             continue
+        if d.kind == "traced":
+            owners = {f.split(".")[0] for f in d.functions}
+            if not any(set(cov.executed_lines) & _callers(tree, o, list(spans.values())) for o in owners):
+                ex.refused = "declared traced, but no line that hands it to the tracer ran"
+                continue
         lines = [line for line in cov.missing_lines if inside(line)]
         branches = [b for b in cov.missing_branches if inside(b[0])]
         ex.lines, ex.branches = len(lines), len(branches)
