@@ -322,3 +322,36 @@ def test_a_cache_restored_at_another_path_still_hits_and_edits_still_miss(tmp_pa
     assert verdicts.VerdictCache(tmp_path / "cache", roots=(("{site0}", str(b)),)).hit("k1") is None
     assert verdicts.portable(str(b / "pkg"), (("{site0}", str(b)),)) == "{site0}" + os.sep + "pkg"
     assert verdicts.local("{site0}" + os.sep + "pkg", (("{site0}", str(b)),)) == str(b / "pkg")
+
+
+def test_a_unit_whose_process_dies_is_an_error_and_the_run_goes_on():
+    """A unit judged in a forked child that aborts (a native kernel's assertion does so) gives an error for each
+    of its items, not recorded in the verdict cache, and the units after it are still judged."""
+    from dataclasses import dataclass
+    from typing import ClassVar
+
+    from harness.core.config import RunConfig
+    from harness.core.results import CheckResult, Status
+    from harness.run.incremental import Incremental
+    from harness.run.plan import Plan, Unit
+
+    @dataclass(frozen=True)
+    class Demo(Unit):
+        kind: ClassVar[str] = "demo"
+        needs_case: ClassVar[bool] = False
+
+        def items(self):
+            return [(f"demo.{self.name}", "runs"), (f"demo.{self.name}", "verifier")]
+
+        def judge(self, case, config):
+            if self.name == "aborts":
+                os.abort()
+            return [(self.graph, f"demo.{self.name}", [CheckResult(f"demo.{self.name}", self.graph, "runs", Status.PASS)])]
+
+    plan = Plan(profile=None, catalogs=[], entries=[], runnable=[], skipped_slow=[], specs=[])
+    units = [Demo("aborts", "g"), Demo("fine", "g")]
+    out = Incremental(cache=None).execute(plan, units, RunConfig(isolate=True))
+    by = {(r.pass_name, r.check): r for r in out}
+    assert by[("demo.aborts", "runs")].status is Status.ERROR and by[("demo.aborts", "verifier")].status is Status.ERROR
+    assert "SIGABRT" in by[("demo.aborts", "runs")].message and by[("demo.aborts", "runs")].details["outcome"] == "crashed"
+    assert by[("demo.fine", "runs")].status is Status.PASS

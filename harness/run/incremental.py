@@ -22,11 +22,13 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from harness.check.loading import source_file
+from harness.core.errors import ChildFailed
 from harness.core.memory import collection_resumed
-from harness.core.results import CheckResult
+from harness.core.results import CheckResult, Status
 from harness.run import affected, deps, verdicts
 
-__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "UNRECORDED_SECONDS", "Counts", "Incremental", "case_key", "unit_record_key"]
+__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "UNRECORDED_SECONDS", "Counts", "Incremental", "case_key", "unit_record_key",
+           "lost"]
 
 RAN, REUSED, NOT_AFFECTED = "ran", "reused", "not_affected"
 UNRECORDED_SECONDS = 2.0  # a unit never judged under its key: a catalog entry on a corpus graph takes ~0.1-3 s
@@ -169,7 +171,10 @@ class Incremental:
             todo = [u for u in group if u.key not in hits]
             if todo:
                 with collection_resumed():
-                    out += plan.run(todo, cases, rconfig, tally, done=self._done)
+                    try:
+                        out += plan.run(todo, cases, rconfig, tally, done=self._done)
+                    except ChildFailed as exc:  # a unit's forked child died (a native abort): the run goes on
+                        out += self._deliver(lost(todo, exc), config, tally)
                 self.counts.ran += len(todo)
                 self.states.update((u.key, RAN) for u in todo)
         if self.cache is not None:
@@ -249,6 +254,16 @@ def _explicit(unit) -> set:
     if loaded is not None:
         out |= deps.explicit_files(loaded.obj)
     return out
+
+
+def lost(units: list, exc: Exception) -> list[CheckResult]:
+    """Errors for every item of ``units``, whose judging process died before it said anything.
+
+    An error, not a verdict on the pass: which step of a pipeline (or which part of lowering) died is not known.
+    Errors are never recorded in the verdict cache, so the next run judges these units again."""
+    message = f"passgate lost this unit: {exc}; which step died is not known (run it alone to see)"
+    return [CheckResult(pass_name, u.graph, check, Status.ERROR, message, {"outcome": "crashed", "unit": u.key})
+            for u in units for pass_name, check in u.items()]
 
 
 def _groups(units: list) -> list:
