@@ -107,10 +107,11 @@ RULES: tuple[Rule, ...] = (
          "elu over an int tensor, which the retrace refuses) (see "
          "reports/upstream/repro_enforce_contiguous_dim_order_drops_casts.py)",
          upstream=ET + "backends/transforms/enforce_contiguous_dim_order.py"),
-    Rule(("constant_prop_pass",), ("verifier",), r"aten.clone.default.*should not be used in dim_order mode",
+    Rule(("constant_prop_pass", "ConstantPropPass"), ("verifier",), r"aten.clone.default.*should not be used in dim_order mode",
          "an output that folds to a constant gets a clone; the op is aten.clone unless the caller passes "
          "_skip_dim_order=False, and the default is True, while to_edge's default programs are in dim-order mode: "
-         "called with its defaults on such a program it leaves an op the edge verifier rejects",
+         "called with its defaults on such a program it leaves an op the edge verifier rejects (Samsung's "
+         "ConstantPropPass calls it so)",
          upstream=ET + "exir/passes/constant_prop_pass.py (_update_output_node_and_specs)"),
     Rule(("RemoveMixedTypeOperators",), ("input_unchanged",),
          r"changed the shared graph case it was never handed",
@@ -336,12 +337,12 @@ RULES: tuple[Rule, ...] = (
          "the graph holds an op with no Vulkan implementation (aten.min.dim): tracing a getitem of it to its "
          "producer asserts is_valid_op_node; VulkanBackend.preprocess only receives partitions of supported ops",
          "precondition"),
-    Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: '(aten::|cond')",
+    Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: '(aten::|cond'|while_loop')",
          "a constant feeds an op with no Vulkan implementation (the KeyError names it: index_put, scatter, atan2, "
-         "_prelu_kernel, ..., or the higher-order torch.cond), which get_op_features looks up and raises on; the "
+         "_prelu_kernel, ..., or the higher-order torch.cond / while_loop), which get_op_features looks up and raises on; the "
          "Vulkan partitioner never delegates such an op, nor control flow", "precondition"),
     Rule(("FoldQDQPass",), ("runs", "runnable"),
-         r"expected scalar type|weight type \(torch.CharTensor\)|must have the same dtype",
+         r"expected scalar type|weight type \(torch.CharTensor\)|(must|to) have the same dtype",
          "removes q/dq pairs around ops it does not fold too, so a float op receives int8 tensors"),
     *TARGETED_RULES,
 )

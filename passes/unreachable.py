@@ -25,6 +25,14 @@ UNREACHABLE: tuple[Unreachable, ...] = (
     Unreachable(
         "executorch.exir.passes", ("update_args",),
         "a helper no code in executorch 1.5.1 calls (grep: its only mention is its definition)"),
+    Unreachable(
+        "executorch.backends.vulkan._passes.tag_memory_meta_pass", ("TagMemoryMetaPass.constrain_repset_with_user",),
+        "a method no code in executorch 1.5.1 calls (grep: its only mention is its definition; the pass constrains "
+        "representations through its other constrain_* methods)"),
+    Unreachable(
+        "executorch.backends.cadence.aot.memory_constraints", ("MemConstraints.add_mem_id_to_blocklist",),
+        "only Cadence's unit tests call it (grep outside */test*: its definition alone), so no memory-id blocklist is "
+        "ever filled in a pass run"),
     # -- run, but unmeasurable: QNN decompositions export a small torch module with torch.export(strict=True) and
     #    splice its graph in; dynamo runs the module's bytecode symbolically, so coverage.py sees none of its lines
     *(Unreachable(f"executorch.backends.qualcomm._passes.{module}", functions, _TRACED, kind="traced")
