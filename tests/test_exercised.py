@@ -492,6 +492,14 @@ def test_pass_coverage_joined_to_an_earlier_measurement_is_the_union(tmp_path):
     assert joined["total"]["branches"] == both["total"]["branches"]
     assert [(e["name"], (e["exercised"] or {}).get("status")) for e in joined["entries"]] == \
         [(e["name"], (e["exercised"] or {}).get("status")) for e in both["entries"]]
+    # --no-measure: the union of earlier measurements alone (here the first within both: both's figures)
+    union = measure("union", "--no-measure", "--join", str(tmp_path / "first"), str(tmp_path / "both"))
+    assert union["total"]["covered_branches"] == both["total"]["covered_branches"]
+    assert [(e["name"], (e["exercised"] or {}).get("status")) for e in union["entries"]] == \
+        [(e["name"], (e["exercised"] or {}).get("status")) for e in both["entries"]]
     bad = subprocess.run([sys.executable, "-m", "harness.cli.pass_coverage", "--join", str(tmp_path / "nothing")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().splitlines()[-1].startswith("passgate: error: --join")
+    alone = subprocess.run([sys.executable, "-m", "harness.cli.pass_coverage", "--no-measure"], capture_output=True,
+                           text=True)
+    assert alone.returncode == 2 and "--no-measure needs --join" in alone.stderr

@@ -120,11 +120,16 @@ def main(argv=None) -> int:
                         help="add the measurements of earlier runs (their --report folders, measured with -j, of "
                              "the same code and packages): lines, branches and exercised verdicts are the union. "
                              "Measure only new graphs and join the full run, instead of measuring everything again")
+    parser.add_argument("--no-measure", action="store_true",
+                        help="measure nothing: report the union of the --join folders (after adding a declaration "
+                             "to passgate.unreachable, or to join measurements made one by one)")
     parser.add_argument("--shard", help=argparse.SUPPRESS)  # I/N: a -j child's part
     parser.add_argument("--data-file", help=argparse.SUPPRESS)  # where a -j child saves its coverage data
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("-j must be at least 1")
+    if args.no_measure and not args.join:
+        parser.error("--no-measure needs --join: there is nothing else to report")
     from harness.core.errors import UsageError
 
     try:
@@ -135,7 +140,9 @@ def main(argv=None) -> int:
 
     from harness.run import pass_coverage as measure
 
-    if args.jobs > 1 and not args.shard:
+    if args.no_measure:
+        cov, status = measure.start(None, started=False), ExitCode.OK
+    elif args.jobs > 1 and not args.shard:
         cov, status = _measure_in_parts(args)
     else:
         cov = measure.start(args.data_file)  # before torch and every pass module are imported
@@ -155,8 +162,14 @@ def main(argv=None) -> int:
     from harness.run.profiles import profile
 
     catalogs = resolve_catalogs(args.catalog or list(profile(args.profile).catalogs) or None)
-    results = view.load(args.report)
-    verdicts = measure.exercised_verdicts(results)
+    if args.no_measure:  # the joined runs stand for the run: their verdicts, and the entries any of them planned
+        results, joined = joined[0][1], joined
+        planned = sorted({e for _, doc in joined for e in (doc.get("configuration") or {}).get("entries") or ()})
+        results = {**results, "configuration": {**(results.get("configuration") or {}), "entries": planned}}
+        verdicts = {}
+    else:
+        results = view.load(args.report)
+        verdicts = measure.exercised_verdicts(results)
     complete = results.get("complete", True)
     for parts, earlier in joined:
         cov.combine([str(p) for p in parts], keep=True)
