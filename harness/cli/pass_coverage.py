@@ -45,15 +45,14 @@ def _pct(c: dict) -> str:
             f"{c['covered_branches']}/{c['branches']} branches ({c['branch_percent']:.1f}%)")
 
 
-def _reachable(c: dict) -> str:
-    r = c.get("reachable") or c  # a document written before reachability was reported: as measured
-    return f"{r['branch_percent']:.1f}%"
+def _reachable(c: dict) -> dict:
+    return c.get("reachable") or c  # a document written before reachability was reported: as measured
 
 
 def render(doc: dict) -> str:
     """The Markdown report: totals, per catalog, per entry (not exercised first), per module, unreachable code."""
     t = doc["total"]
-    r = t.get("reachable") or t
+    r = _reachable(t)
     applied = [x for x in doc.get("unreachable", ()) if not x["refused"]]
     lines = [f"Runnable entries: {t['entries']} over {t['files']} source files: {_pct(t)}; "
              f"not exercised (no case changed the program): {t['not_exercised']} "
@@ -64,7 +63,7 @@ def render(doc: dict) -> str:
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, c in doc["by_catalog"].items():
         lines.append(f"| {name} | {c['entries']} | {c['files']} | {c['line_percent']:.1f}% | "
-                     f"{c['branch_percent']:.1f}% | {_reachable(c)} | {c['not_exercised']} | {c['not_run']} |")
+                     f"{c['branch_percent']:.1f}% | {_reachable(c)['branch_percent']:.1f}% | {c['not_exercised']} | {c['not_run']} |")
     lines += ["", "| entry | exercised (cases changed / run) | lines | branches |", "| --- | --- | ---: | ---: |"]
     order = {"fail": 0, None: 1, "skip": 1, "not_applicable": 2, "pass": 3}
     for e in sorted(doc["entries"], key=lambda e: (order.get((e["exercised"] or {}).get("status"), 1), e["name"])):
@@ -162,23 +161,16 @@ def main(argv=None) -> int:
     from harness.run.profiles import profile
 
     catalogs = resolve_catalogs(args.catalog or list(profile(args.profile).catalogs) or None)
-    if args.no_measure:  # the joined runs stand for the run: their verdicts, and the entries any of them planned
-        results, joined = joined[0][1], joined
-        planned = sorted({e for _, doc in joined for e in (doc.get("configuration") or {}).get("entries") or ()})
-        results = {**results, "configuration": {**(results.get("configuration") or {}), "entries": planned}}
-        verdicts = {}
-    else:
-        results = view.load(args.report)
-        verdicts = measure.exercised_verdicts(results)
-    complete = results.get("complete", True)
-    for parts, earlier in joined:
+    for parts, _ in joined:
         cov.combine([str(p) for p in parts], keep=True)
-        verdicts = measure.joined_verdicts(verdicts, measure.exercised_verdicts(earlier))
-        complete = complete and earlier.get("complete", True)
+    # the runs measured: this one (unless --no-measure) and the joined ones, as one run over all their graphs
+    runs = ([] if args.no_measure else [view.load(args.report)]) + [earlier for _, earlier in joined]
+    planned = [(r.get("configuration") or {}).get("entries") for r in runs]
     doc = {"profile": args.profile, "catalogs": [c.name for c in catalogs], "graphs": args.graphs,
            "joined": [str(d) for d in args.join],
-           "complete": complete,  # false: a run was cut short, the figures are partial
-           **measure.analyse(cov, catalogs, verdicts, (results.get("configuration") or {}).get("entries"))}
+           "complete": all(r.get("complete", True) for r in runs),  # false: a run was cut short: partial figures
+           **measure.analyse(cov, catalogs, measure.joined_verdicts(*map(measure.exercised_verdicts, runs)),
+                             None if None in planned else sorted({e for p in planned for e in p}))}
     report = Path(args.report)
     report.mkdir(parents=True, exist_ok=True)
     (report / JSON_FILE).write_text(json.dumps(doc, indent=1) + "\n")

@@ -120,14 +120,15 @@ def exclude(files: dict, declarations: Iterable[Unreachable]) -> tuple[dict, lis
         if absent:
             ex.refused = f"no function {', '.join(absent)} in {path}"
             continue
-        inside = _within(list(spans.values()))
+        bodies = list(spans.values())
+        inside = _within(bodies)
         ran = sorted(line for line in cov.executed_lines if inside(line))
         if ran:
             ex.refused = f"declared unreachable, but lines {ran[:5]} ran"
             continue
         if d.kind == "traced":
-            owners = {f.split(".")[0] for f in d.functions}
-            if not any(set(cov.executed_lines) & _callers(tree, o, list(spans.values())) for o in owners):
+            executed = set(cov.executed_lines)
+            if not any(executed & _callers(tree, owner, bodies) for owner in {f.split(".")[0] for f in d.functions}):
                 ex.refused = "declared traced, but no line that hands it to the tracer ran"
                 continue
         lines = [line for line in cov.missing_lines if inside(line)]
