@@ -109,12 +109,13 @@ def main(argv=None) -> int:
     from harness.core.quiet import silence_third_party
 
     silence_third_party()
-    from benchmarks import figures as F
+    from benchmarks import figures, served, suite
+    from benchmarks.context import Context
 
     wanted = list(args.only or [f for f in FIGURES if args.with_slow or f not in SLOW])
     import shlex
 
-    ctx = F.Context(seed=args.seed, tiny=args.tiny, conformance_source=args.conformance_source,
+    ctx = Context(seed=args.seed, tiny=args.tiny, conformance_source=args.conformance_source,
                     conformance_args=tuple(shlex.split(args.conformance_args)), parallel_profile=args.parallel_profile,
                     conformance_profiles=tuple(args.conformance_profiles), memory_profile=args.memory_profile)
     if args.cache_dir:
@@ -142,21 +143,21 @@ def main(argv=None) -> int:
         order = [f for f in FIGURES if f in wanted]
         for name in order:
             if name == "throughput":
-                measure(name, F.throughput, ctx)
+                measure(name, figures.throughput, ctx)
             elif name == "verification":
-                measure(name, F.verification_cost, ctx)
+                measure(name, figures.verification_cost, ctx)
             elif name == "edit_loop":
-                measure(name, F.edit_loop, ctx)
+                measure(name, served.edit_loop, ctx)
             elif name == "warm_cold":
-                measure(name, F.warm_vs_cold, ctx)
+                measure(name, served.warm_vs_cold, ctx)
             elif name == "parallel":
-                measure(name, F.parallel, ctx)
+                measure(name, suite.parallel, ctx)
             elif name == "memory":
-                measure(name, F.memory, ctx, got.get("parallel") if "error" not in got.get("parallel", {}) else None)
+                measure(name, suite.memory, ctx, got.get("parallel") if "error" not in got.get("parallel", {}) else None)
             elif name == "conformance":
-                measure(name, F.conformance_wall, ctx)
+                measure(name, suite.conformance_wall, ctx)
             elif name == "help":
-                measure(name, F.help_time, ctx)
+                measure(name, suite.help_time, ctx)
             elif name == "incremental":
                 from benchmarks import incremental
 

@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from benchmarks.figures import PASSGATE, ROOT, Context, _figure, _timed, import_floor
+from benchmarks.context import PASSGATE, ROOT, Context, import_floor, record, timed
 
 __all__ = ["ONE_PASS_ENTRY", "figure", "recording_overhead", "main"]
 
@@ -109,7 +109,7 @@ def _units_executing(cache_root: Path, path: str) -> int:
 def _one_run(ctx: Context, name: str, profile: str, env: dict, cold: Optional[dict]) -> dict:
     report = ctx.tmp(f"incremental-{name}")
     ctx.say(f"incremental: {name} gate run ...")
-    seconds, proc = _timed(_gate_cmd(profile, report, ctx.tiny), env, cwd=str(ROOT))
+    seconds, proc = timed(_gate_cmd(profile, report, ctx.tiny), env, cwd=str(ROOT))
     out: dict = {"seconds": round(seconds, 1), "exit_status": proc.returncode}
     try:
         doc = json.loads((report / "results.json").read_text())
@@ -160,7 +160,7 @@ def figure(ctx: Context, profile: str = "standard") -> dict:
     floor = import_floor(ctx)
     body = warm.get("body_s") or 0.0
     value = warm.get("seconds")
-    return _figure(value, 20.0, "s", "lower", workload=f"passgate run --profile {profile} --baseline --incremental"
+    return record(value, 20.0, "s", "lower", workload=f"passgate run --profile {profile} --baseline --incremental"
                    + (" (tiny: 2 exir entries x 2 graphs)" if ctx.tiny else ""),
                    cold=cold, warm=warm, one_pass={**one, "file": one_file, "units_executing_it": expect_one,
                                                    "target_s": 60.0,
