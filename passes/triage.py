@@ -24,6 +24,7 @@ from harness.catalog import KnownFailure, split_config
 from harness.core.results import check_ids
 from passes.triage_rule import ET, Rule
 from passes.triage_targeted import TARGETED_RULES
+from passes.triage_targeted2 import LATER_RULES
 
 VK_META = ET + "backends/vulkan/patterns"
 
@@ -337,14 +338,15 @@ RULES: tuple[Rule, ...] = (
          "the graph holds an op with no Vulkan implementation (aten.min.dim): tracing a getitem of it to its "
          "producer asserts is_valid_op_node; VulkanBackend.preprocess only receives partitions of supported ops",
          "precondition"),
-    Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: '(aten::|cond'|while_loop')",
+    Rule(("insert_prepack_nodes",), ("runs",), r"KeyError: '(aten::|cadence::|cond'|while_loop')",
          "a constant feeds an op with no Vulkan implementation (the KeyError names it: index_put, scatter, atan2, "
-         "_prelu_kernel, ..., or the higher-order torch.cond / while_loop), which get_op_features looks up and raises on; the "
+         "_prelu_kernel, a Cadence op, ..., or the higher-order torch.cond / while_loop), which get_op_features looks up and raises on; the "
          "Vulkan partitioner never delegates such an op, nor control flow", "precondition"),
     Rule(("FoldQDQPass",), ("runs", "runnable"),
          r"expected scalar type|weight type \(torch.CharTensor\)|(must|to) have the same dtype",
          "removes q/dq pairs around ops it does not fold too, so a float op receives int8 tensors"),
     *TARGETED_RULES,
+    *LATER_RULES,
 )
 
 

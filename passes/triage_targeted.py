@@ -1,7 +1,8 @@
 """Triage rules for the violations first met on the hand-written targeted graphs (``fixtures/corpus/targeted_*.py``).
 
 Kept apart from :mod:`passes.triage`, which holds the rule type and the causes shared across the corpus;
-each rule here was traced on the graph named in its reason.
+each rule here was traced on the graph named in its reason. The rules first met on the graphs of suite
+2026.11.12 and later continue the table in :mod:`passes.triage_targeted2`.
 """
 
 from __future__ import annotations
@@ -124,10 +125,11 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "save/load leaves every defaulted argument one, and passgate's case cache goes through it) it takes dim 0 "
          "and the full range, so the next op gets the unsliced tensor",
          upstream=ET + "backends/cadence/aot/simplify_ops.py (SimplifySliceOpPass)"),
-    Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",), r"Missing out variants: \{'aten::_prelu_kernel'\}",
-         "targeted_xnnpack_preserved keeps aten._prelu_kernel whole (preserve_ops, as XNNPACK's partitioner keeps the "
-         "ops it delegates): no portable kernel library has an out variant for it, and in the XNNPACK flow the "
-         "delegate consumes it before to_executorch", "precondition"),
+    Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",), r"Missing out variants: \{'aten::(_prelu_kernel|max_pool2d)'\}",
+         "targeted_xnnpack_preserved keeps aten._prelu_kernel whole, targeted_transforms_layout3 aten.max_pool2d "
+         "(preserve_ops, as XNNPACK's partitioner keeps the ops it delegates): no portable kernel library has an out "
+         "variant for them (max_pool2d_with_indices.out only), and in the XNNPACK flow the delegate consumes them "
+         "before to_executorch", "precondition"),
     Rule(("OpReplacePass", "DebugHandleGeneratorPass"), ("verifier",),
          r"EdgeOpOverload: aten\._to_copy\.default>.*should not (be|have)",
          "on the core-ATen joint program OpReplacePass makes edge ops, judged (as to_edge judges them) with the edge "
@@ -152,10 +154,12 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "reads diagonal's offset / dim1 / dim2 only from node.args: as keywords (exir.serde save/load leaves "
          "arguments that have defaults as keywords) it takes the defaults and takes the wrong diagonal, as "
          "DecomposeTriu does with diagonal", upstream=ET + "backends/qualcomm/_passes/decompose_diagonal.py"),
-    Rule(("ConvertDtypePass",), ("runnable",), r"Argument 'dtype' specified both as positional and keyword",
+    Rule(("ConvertDtypePass",), ("runnable",),
+         r"Argument 'dtype' specified both as positional and keyword|expected at most \d+ argument\(s\) but received",
          "sets dtype=dst as a keyword on every op yielding the source dtype whose schema has an argument named "
          "dtype: quantized_decomposed.dequantize_per_tensor's dtype is the quantized input's dtype, positional, so "
-         "the call has it twice (and would have the wrong meaning as a keyword)",
+         "the call has it twice (and would have the wrong meaning as a keyword); Cadence's dequantize_per_tensor "
+         "(targeted_exir_misc3) says so as too many arguments",
          upstream=ET + "backends/transforms/convert_dtype_pass.py (_convert_dtype)"),
     Rule(("PropagateViewCopyPermuteDownPass",), ("runs",), r"IndexError: tuple index out of range",
          "_maybe_swap_permute_args reads the next op's dim from next_node.args[1] only: a cat whose dim is the "
@@ -264,96 +268,4 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "reads node.target._schema of every call_function with a scalar operand; the higher-order torch.cond "
          "(and torch.while_loop) has no schema: QNN lowers no control flow", "precondition",
          upstream=ET + "backends/qualcomm/_passes/lift_constant_scalar_operands.py"),
-    # -- targeted_exir_misc2: a torch.while_loop, a SymBool operand, a transposed constant, a dynamic length ------
-    Rule(("partitioner.vulkan",), ("runs",), r"Cannot create value for node \w+ with spec of type <class 'NoneType'>",
-         "targeted_exir_misc2's `d * (d.shape[0] > 3)`: the partition reads a SymBool (operator.gt of the dynamic "
-         "length); VkGraphBuilder.create_node_value makes SymInt values only (is_symint_node) and a SymBool node has "
-         "no TensorSpec, so lowering a partition the partitioner accepted raises",
-         upstream=ET + "backends/vulkan/serialization/vulkan_graph_builder.py (create_node_value)",
-         graphs=("targeted_exir_misc2",)),
-    Rule(("ConvertDtypePass*", "I64toI32*"), ("val_matches_execution",),
-         r"while_loop: meta\['val'\] says torch\.(int64|float32), execution gave torch\.(int32|float16)",
-         "converts the tensors inside the torch.while_loop's cond and body graphs (the loop carries the new dtype "
-         "when it runs) but leaves the while_loop node's meta['val'] (and its getitems') in the old dtype",
-         upstream=ET + "backends/transforms/convert_dtype_pass.py; backends/transforms/i64_to_i32.py",
-         graphs=("targeted_exir_misc2",)),
-    Rule(("EnforceContiguousDimOrder",), ("runs",), r"Failed to map a given dim_order: \[1, 0\]",
-         "maps the dim_order of every tensor it rewrites to a torch.memory_format (dim_order_utils), which knows "
-         "contiguous and channels-last only: targeted_exir_misc2's constant stored transposed (dim_order [1, 0], "
-         "legal in the edge dialect) raises",
-         upstream=ET + "backends/transforms/enforce_contiguous_dim_order.py; exir/dim_order_utils.py",
-         graphs=("targeted_exir_misc2",)),
-    Rule(("RemoveRedundantCopyPass",), ("input_unchanged",), r"changed the shared graph case it was never handed",
-         "measured on targeted_exir_misc2 in the xnnpack pipeline: the program the run keeps changed while only "
-         "this step ran on its own copy. The program has a dynamic length, whose ShapeEnv every copy shares, the "
-         "cause traced for RemoveMixedTypeOperators and SqueezeUnsqueezeInputs; not traced further here",
-         upstream=ET + "backends/xnnpack/_passes/remove_redundant_copy_pass.py", graphs=("targeted_exir_misc2",)),
-    # -- suite 2026.11.12's targeted graphs: layout2, xnnpack_qnn3, misc_tail, vulkan_cadence3 / qdq3, qnn_quant4,
-    #    quant_samsung2 (each traced on the graph its rule names)
-    Rule(("ConvertToLinearPass",), ("numerics",), r"not close",
-         "targeted_xnnpack_qnn3's F.linear(v, w) + v: to_edge gives permute + mm + add(v); find_bias_for_mm takes the "
-         "add's other operand, the linear's own input v, for a bias, so the rebuilt linear(v, w, v) + v adds v twice (reports/upstream/repro_xnnpack_convert_to_linear_input_as_bias.py)",
-         upstream=ET + "backends/xnnpack/_passes/convert_to_linear.py (find_bias_for_mm)", graphs=("targeted_xnnpack_qnn3",)),
-    Rule(("CadenceToOutVarPass", "ToOutVarPass"), ("runnable",), r"Could not run 'cadence::idma_(load|store|wait)\.out'",
-         "the out variant of Cadence's iDMA ops has no CPU kernel (ref_implementations registers the functional ops "
-         "only): a program after the out-variant pass runs on the DSP runtime, not on CPU", "precondition",
-         upstream=ET + "backends/cadence/aot/ref_implementations.py", graphs=("targeted_vulkan_cadence3",)),
-    Rule(("PostponeDequantizeOpBelowUseChainPass",), ("runs",), r"Expected a value of type 'float' for argument 'scale'",
-         "targeted_misc_tail's dequantize_per_tensor.tensor (scale and zero point as tensors): the pass re-creates the "
-         "dequantize below its users with the .default overload and the node's tensor arguments, which that schema "
-         "rejects", upstream=ET + "backends/cadence/aot/reorder_ops.py (PostponeDequantizeOpBelowUseChainPass)",
-         graphs=("targeted_misc_tail",)),
-    Rule(("PostponeDequantizeOpBelowUseChainPass",), ("runnable",), r"The size of tensor a \(8\) must match",
-         "targeted_vulkan_qdq3's per-channel (axis 0) weight dequantize of a linear: the pass moves it below the "
-         "permute_copy of the decomposed linear without remapping its axis, so scales of 4 meet a dim of 8 (reports/upstream/repro_cadence_postpone_dequantize_per_channel_axis.py)",
-         upstream=ET + "backends/cadence/aot/reorder_ops.py (PostponeDequantizeOpBelowUseChainPass)",
-         graphs=("targeted_vulkan_qdq3",)),
-    Rule(("SimplifySliceOpPass",), ("runs",), r"shape '\[2, 20\]' is invalid for input of size 60",
-         "measured on targeted_transforms_layout2 (a dynamic dimension, slices with keyword arguments): the pass "
-         "rewrites a slice into a view of the wrong size and the retrace raises; not traced further",
-         upstream=ET + "backends/cadence/aot/simplify_ops.py", graphs=("targeted_transforms_layout2",)),
-    Rule(("partitioner.xnnpack",), ("runs",), r"Invalid partition, found dependency cycles",
-         "targeted_qnn_quant4: one int8 weight dequantized for a linear and for a mul; the XNNPACK partitioner groups "
-         "nodes into a partition that both feeds and reads a node left outside it, which fuse_as_graphmodule "
-         "rejects", upstream=ET + "backends/xnnpack/partition/xnnpack_partitioner.py", graphs=("targeted_qnn_quant4",)),
-    Rule(("AnnotateGetAttr",), ("val_matches_execution",), r"meta\['val'\] says torch\.int8, execution gave torch\.float32",
-         "its prerequisite ConvertLinearToConv2d gives the weight's dequantize the int8 weight's meta['val'] when it "
-         "reshapes it for the conv, while the node still computes float32", upstream=ET +
-         "backends/qualcomm/_passes/convert_linear_to_conv2d.py", graphs=("targeted_qnn_quant4",)),
-    Rule(("CanonicalizeConv",), ("val_matches_execution",), r"says shape \(4, 4, 3\), execution gave \(4, 4, 1, 3\)",
-         "targeted_transforms_layout2's conv1d over a per-channel dequantized weight: the pass unsqueezes the weight "
-         "for a conv2d but leaves the dequantize's meta['val'] 3-D", upstream=ET +
-         "backends/qualcomm/_passes/canonicalize_conv.py", graphs=("targeted_transforms_layout2",)),
-    Rule(("ConvertMhaToSha",), ("runs",), r"Dimension out of range \(expected to be in range of \[-3, 2\], but got 3\)",
-         "targeted_xnnpack_qnn3's attention written with torch.bmm: the pass splits the heads, then concatenates the "
-         "per-head outputs on axis 3, which a 3-D bmm output does not have", upstream=ET +
-         "backends/qualcomm/_passes/convert_mha_to_sha.py", graphs=("targeted_xnnpack_qnn3",)),
-    Rule(("DecomposePDist",), ("runs",), r"Currently only p=2 is supported",
-         "asserts on torch.pdist with p other than 2 (targeted_misc_tail's p=1) instead of leaving it: QNN lowers the "
-         "Euclidean distance only", "precondition", upstream=ET + "backends/qualcomm/_passes/decompose_pdist.py",
-         graphs=("targeted_misc_tail",)),
-    Rule(("FoldQDQ",), ("runs",), r"Tried to erase Node \w+ but it still had 1 users",
-         "targeted_quant_samsung2's requantize chain with scales as buffers: the pass erases a scale buffer's "
-         "placeholder while a second quantize_per_tensor.tensor still reads it", upstream=ET +
-         "backends/qualcomm/_passes/fold_qdq.py", graphs=("targeted_quant_samsung2",)),
-    Rule(("InsertCastForFpActQuantizedWeight",), ("runnable",), r"c10::Half != float",
-         "casts the float activation of a weight-quantized linear to float16 for QNN's fp16 kernels; the CPU program "
-         "then multiplies a half activation by a float weight (QNN runs it on HTP)", "by-design",
-         upstream=ET + "backends/qualcomm/_passes/insert_cast_for_fp_act_quantized_weight.py", graphs=("targeted_qnn_quant4",)),
-    Rule(("Conv1dToConv2d",), ("runs",), r"unsupported param type, call_function",
-         "reads every conv1d weight as a parameter; targeted_transforms_layout2's weight is a per-channel dequantize "
-         "(a call_function), on which it raises instead of leaving the conv", "precondition",
-         upstream=ET + "backends/samsung/_passes/conv1d_to_conv2d.py", graphs=("targeted_transforms_layout2",)),
-    Rule(("AddmmToLinearTransform",), ("val_matches_execution",), r"says shape \(6, 2\), execution gave \(2, 3, 2\)",
-         "targeted_misc_tail's 3-D linear over a dequantized weight: bypassing the view_copy in front of the linear, "
-         "the pass leaves the linear's meta['val'] 2-D (6, 2) while it now computes (2, 3, 2)",
-         upstream=ET + "backends/transforms/addmm_mm_to_linear.py", graphs=("targeted_misc_tail",)),
-    Rule(("QuantizeFusedConvBnBiasAtenPass",), ("numerics",), r"max abs err 0\.000\d+",
-         "quantizes the fused conv's float bias to int32 at input scale x weight scale: the output moves by at most "
-         "that step (5.7e-4 here), as the quantized kernel will compute it", "by-design",
-         upstream=ET + "backends/transforms/quantize_fused_convbn_bias_pass.py", graphs=("targeted_quant_samsung2",)),
-    Rule(("FuseQuantizedOpsTransform",), ("runnable",), r"expected scalar type Half but found Float",
-         "measured on targeted_qnn_quant4's float16 linear over an int8 weight: the fused op's CPU implementation "
-         "gets a half activation with float scales and rejects it; whether Vulkan's kernel accepts it is not checked",
-         upstream=ET + "backends/vulkan/_passes/fuse_quantized_ops.py", graphs=("targeted_qnn_quant4",)),
 )
