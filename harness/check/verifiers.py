@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import torch
 import torch.fx
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import ConstantArgument, InputKind
 
 from harness.check.execution import Execution
 from harness.check.metadata import META_CHECKS, meta_key_message, missing_key, names_preview, nodes_without_val
@@ -145,6 +145,16 @@ def val_matches_execution(ep, execution: Execution) -> Verdict:
     return PASS
 
 
+def _spec_output(arg) -> Optional[str]:
+    """What an output spec says the graph returns: a node's name, or a constant as the output node holds it.
+
+    A returned Python int is a ``ConstantArgument`` whose name is '' (its value is what the graph returns), so
+    comparing names alone failed every program that returns a constant."""
+    if isinstance(arg, ConstantArgument):
+        return repr(arg.value)
+    return getattr(arg, "name", None)
+
+
 def signature(ep, fold_error: Optional[str] = None) -> Verdict:
     if fold_error:
         return Verdict(Status.FAIL, f"the signature could not be rebuilt from the graph: {fold_error}")
@@ -156,10 +166,8 @@ def signature(ep, fold_error: Optional[str] = None) -> Verdict:
         return Verdict(Status.FAIL, f"placeholders {placeholders} do not match the signature's inputs {spec_inputs}")
     output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
     returned = [getattr(a, "name", repr(a)) for a in torch.utils._pytree.tree_leaves(output.args[0])]
-    spec_outputs = [getattr(s.arg, "name", repr(getattr(s.arg, "value", None))) for s in sig.output_specs]
-    if len(returned) != len(spec_outputs) or any(
-        getattr(s.arg, "name", None) not in (None, r) for s, r in zip(sig.output_specs, returned)
-    ):
+    spec_outputs = [_spec_output(s.arg) for s in sig.output_specs]
+    if len(returned) != len(spec_outputs) or any(exp not in (None, r) for exp, r in zip(spec_outputs, returned)):
         return Verdict(Status.FAIL, f"outputs {returned} do not match the signature's outputs {spec_outputs}")
     for s in sig.input_specs:
         if s.kind in (InputKind.PARAMETER, InputKind.BUFFER) and s.target not in ep.state_dict and s.target not in ep.constants:
