@@ -27,6 +27,8 @@ from collections import Counter, defaultdict
 from dataclasses import replace
 from typing import Optional
 
+from benchmarks.context import record
+
 __all__ = ["TARGET_CALLS", "measure", "figure", "main"]
 
 TARGET_CALLS = 3.0  # runs + deterministic + idempotent, each running the pass once: what a pair cost before
@@ -88,8 +90,7 @@ def figure(ctx) -> dict:
     got = measure(["exir"], ["mlp"], ["exir.CSEPass"]) if ctx.tiny else measure(["exir", "transforms"],
                                                                                         ["builtin"])
     value = got["outer_calls_per_pair"]
-    return {"value": value, "target": TARGET_CALLS, "unit": "pass calls per pass x graph pair", "better": "lower",
-            "met": value < TARGET_CALLS, **got}
+    return record(value, TARGET_CALLS, "pass calls per pass x graph pair", "lower", **got)
 
 
 def main(argv=None) -> int:

@@ -87,9 +87,9 @@ def render(doc: dict) -> str:
         lines.append(f"- `{x['module'].replace('executorch.', '')}`: {', '.join(x['functions'])} ({what}): "
                      f"{x['reason']}")
     lines += ["", "| catalog | pass module | statements | lines | branches |", "| --- | --- | ---: | ---: | ---: |"]
-    for r in doc["modules"]:
-        lines.append(f"| {r['catalog']} | `{r['module'].replace('executorch.', '')}` | {r['statements']} | "
-                     f"{r['line_percent']:.1f}% | {r['branch_percent']:.1f}% |")
+    for m in doc["modules"]:
+        lines.append(f"| {m['catalog']} | `{m['module'].replace('executorch.', '')}` | {m['statements']} | "
+                     f"{m['line_percent']:.1f}% | {m['branch_percent']:.1f}% |")
     return "\n".join(lines)
 
 
