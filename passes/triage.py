@@ -18,6 +18,7 @@ like catalog entries (``vulkan.FusePatternsPass``) and their configurations
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 from harness.catalog import KnownFailure, split_config
@@ -295,7 +296,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("TagMemoryMetaPass",), ("runs",), r"Unsupported storage type",
          "asks for the storage of a tensor the previous steps left at DEFAULT_STORAGE (an embedding index tensor) "
          "and raises instead of choosing one"),
-    Rule(("ToOutVarPass",), ("runs",), r"Missing out variants: \{'quantized_decomposed::",
+    Rule(("ToOutVarPass",), ("runs",), r"Missing out variants: \{[^}]*'quantized_decomposed::",
          "quantized_decomposed q/dq ops have no out variants registered unless the quantized kernels library is "
          "loaded; to_executorch of a quantized program needs a backend to consume them first", "precondition"),
     Rule(("RemoveRedundantCopyPass",), ("runs",), r"Expecting input to have dtype torch.float32",
@@ -364,11 +365,21 @@ def attr_of(pass_name: str) -> str:
     return split_config(pass_name)[0].rpartition(":")[2].rpartition(".")[2].split("#")[0]
 
 
+_OP_SET = re.compile(r"\{('[^'{}]*'(?:, '[^'{}]*')*)\}")
+
+
+def _sorted_sets(line: str) -> str:
+    """``line`` with the names of every printed set of strings sorted. A pass that names ops as a Python set
+    (ToOutVarPass: "Missing out variants: {...}") prints them in string-hash order, which changes from process to
+    process; sorted, the same violation meets the same rule in every ``baseline update``."""
+    return _OP_SET.sub(lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", line)
+
+
 def triage(pass_name: str, check: str, message: str, graph: Optional[str] = None) -> Optional[KnownFailure]:
     """The first rule explaining this violation, as a KnownFailure; None if none does. Rules scoped to the
     violation's graph come first: they were traced on it, the general ones only on their message."""
     attr = attr_of(pass_name)
-    first = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    first = _sorted_sets((message or "").strip().splitlines()[0] if (message or "").strip() else "")
     for rule in _SCOPED_FIRST:
         if rule.matches(attr, check, first, graph):
             reason = rule.reason or "diagnosed by passgate: " + first.partition("Fault:")[2].strip()

@@ -177,7 +177,7 @@ LATER_RULES: tuple[Rule, ...] = (
          upstream=ET + "backends/samsung/_passes/fuse_activation.py (map_hardtan_relux, FuseActivationPass._fuse)",
          graphs=("targeted_qnn_xnnpack5",)),
     Rule(("ToOutVarPass", "CadenceToOutVarPass"), ("runs",),
-         r"Missing out variants: \{'(torchao|quantized_decomposed)::",
+         r"Missing out variants: \{[^}]*'(torchao|quantized_decomposed)::",
          "targeted_vulkan_patterns3's hand-written Q/DQ and torchao dequantize_affine: no out variant of them is "
          "registered unless a quantized kernel library is loaded (the corpus loads none: it would change every "
          "graph's verdicts); a quantized program reaches to_executorch with them inside a delegate or fused by the "

@@ -40,3 +40,22 @@ def test_every_violation_of_the_corpus_run_has_a_rule_and_an_honest_reason():
         k = triage(pass_name, check, message)
         assert k is not None and k.kind == kind, (pass_name, check)
         assert message not in k.reason  # a cause, not the message again
+
+
+def test_a_set_of_op_names_meets_the_same_rule_in_any_order():
+    """ToOutVarPass names its missing ops as a Python set, printed in string-hash order (a new order in every
+    process unless PYTHONHASHSEED is pinned): every order must meet the same rule, including an order whose first
+    name is not the one the rule is about."""
+    import itertools
+
+    from passes.triage import triage
+
+    names = ["'torchao::dequantize_affine'", "'quantized_decomposed::quantize_per_tensor'",
+             "'aten::pad'"]
+    for pass_name in ("exir.ToOutVarPass", "to_executorch/12:ToOutVarPass", "cadence.CadenceToOutVarPass"):
+        found = {triage(pass_name, "runs", "the pass raised: RuntimeError: Missing out variants: {"
+                        + ", ".join(order) + "}", "some_graph") for order in itertools.permutations(names)}
+        assert len(found) == 1 and None not in found, (pass_name, found)
+        assert next(iter(found)).kind == "precondition"
+    # a set without a quantized op is not explained by the quantized rule, in any order
+    assert triage("exir.ToOutVarPass", "runs", "Missing out variants: {'aten::foo', 'aten::bar'}", "g") is None
