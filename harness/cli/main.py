@@ -2,7 +2,7 @@
 
 Subcommands live in their own modules (``harness/cli/<command>.py``, and
 content's, e.g. ``vulkan/cli.py`` through the ``passgate.commands`` entry
-point group) and are listed in :data:`COMMANDS`; each module exposes
+point group) and are listed by :func:`commands`; each module exposes
 ``add_parser(subparsers)`` and ``run(args) -> int`` and imports torch only
 inside ``run``, so ``passgate --help`` answers without the ~10 s import of
 torch and executorch.
@@ -25,11 +25,10 @@ from harness.core.errors import UsageError
 from harness.core.kinds import ExitCode
 from harness.core.version import __version__
 
-__all__ = ["COMMANDS", "DESCRIPTION", "build_parser", "console", "main"]
+__all__ = ["COMMANDS", "DESCRIPTION", "build_parser", "commands", "console", "main"]
 
-# subcommand -> module exposing add_parser(subparsers) and run(args): the engine's own, in this order, then
-# the modules content registers under the ``passgate.commands`` entry point group (``vulkan = "vulkan.cli"``),
-# by name; a registered name cannot replace an engine command. Reading the group imports nothing.
+# subcommand -> module exposing add_parser(subparsers) and run(args): the engine's own, in this order
+# (:func:`commands` appends the ones content registers)
 COMMANDS: dict[str, str] = {
     "check": "harness.cli.check",
     "report": "harness.cli.report",
@@ -46,13 +45,18 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def _registered_commands() -> dict[str, str]:
+def commands() -> dict[str, str]:
+    """Every subcommand: the engine's own (:data:`COMMANDS`), then by name the modules content registers under
+    the ``passgate.commands`` entry point group (``vulkan = "vulkan.cli"``); a registered name cannot replace an
+    engine command. Reading the group imports none of them.
+
+    Read when a parser is built, not at import: ``passgate check`` through a warm server never builds one, and
+    reading the entry points (``importlib.metadata``) is a third of its client's start-up.
+    """
     from harness.core import plugins
 
-    return {ep.name: ep.module for ep in plugins.points(plugins.COMMANDS)}
-
-
-COMMANDS.update({name: module for name, module in _registered_commands().items() if name not in COMMANDS})
+    registered = {ep.name: ep.module for ep in plugins.points(plugins.COMMANDS)}
+    return {**COMMANDS, **{name: module for name, module in registered.items() if name not in COMMANDS}}
 
 DESCRIPTION = """\
 passgate: a pass-test and conformance harness for PyTorch / ExecuTorch graph passes.
@@ -75,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="passgate", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"passgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in COMMANDS.values():
+    for module in commands().values():
         importlib.import_module(module).add_parser(sub)
     return parser
 
