@@ -24,6 +24,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
            "incremental", "reruns", "vulkan_parallel")
@@ -76,7 +77,25 @@ def compare(new: dict, old: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+# figure -> (module of benchmarks, function, what it is given beside the Context): the one place a figure is
+# wired in; main measures them in FIGURES order. ``parallel`` is the run the memory figure may reuse.
+RUNNERS: dict[str, tuple[str, str, Callable[[argparse.Namespace, dict], tuple]]] = {
+    "throughput": ("figures", "throughput", lambda args, got: ()),
+    "verification": ("figures", "verification_cost", lambda args, got: ()),
+    "warm_cold": ("served", "warm_vs_cold", lambda args, got: ()),
+    "edit_loop": ("served", "edit_loop", lambda args, got: ()),
+    "parallel": ("suite", "parallel", lambda args, got: ()),
+    "memory": ("suite", "memory", lambda args, got: (got.get("parallel") if "error" not in got.get("parallel", {})
+                                                    else None,)),
+    "conformance": ("suite", "conformance_wall", lambda args, got: ()),
+    "help": ("suite", "help_time", lambda args, got: ()),
+    "incremental": ("incremental", "figure", lambda args, got: (args.incremental_profile,)),
+    "reruns": ("reruns", "figure", lambda args, got: ()),
+    "vulkan_parallel": ("vulkan_parallel", "figure", lambda args, got: ()),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="+", choices=FIGURES, help="measure only these figures")
     ap.add_argument("--with-slow", action="store_true", help=f"also the slow figures ({', '.join(SLOW)}): "
@@ -104,78 +123,55 @@ def main(argv=None) -> int:
                     "changed, every pass changed)")
     ap.add_argument("--out", help="JSON file to write (default reports/generated/bench/bench-<time>.json)")
     ap.add_argument("--compare", metavar="JSON", help="print the figures beside those of an earlier run")
-    args = ap.parse_args(argv)
+    return ap
 
-    from harness.core.quiet import silence_third_party
 
-    silence_third_party()
-    from benchmarks import figures, served, suite
-    from benchmarks.context import Context
-
-    wanted = list(args.only or [f for f in FIGURES if args.with_slow or f not in SLOW])
+def _context(args: argparse.Namespace):
+    """The run's Context; the cache folder it names becomes this process's (and its commands') cache."""
     import shlex
 
+    from benchmarks.context import Context
+
     ctx = Context(seed=args.seed, tiny=args.tiny, conformance_source=args.conformance_source,
-                    conformance_args=tuple(shlex.split(args.conformance_args)), parallel_profile=args.parallel_profile,
-                    conformance_profiles=tuple(args.conformance_profiles), memory_profile=args.memory_profile)
+                  conformance_args=tuple(shlex.split(args.conformance_args)), parallel_profile=args.parallel_profile,
+                  conformance_profiles=tuple(args.conformance_profiles), memory_profile=args.memory_profile)
     if args.cache_dir:
         ctx.cache_dir = Path(args.cache_dir)
         ctx.cache_dir.mkdir(parents=True, exist_ok=True)
     os.environ["PASSGATE_CACHE_DIR"] = str(ctx.cache_dir)
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(ctx.cache_dir / "torchinductor")
-    load_before = os.getloadavg()
-    started = time.time()
+    return ctx
+
+
+def measure_all(ctx, args: argparse.Namespace, wanted: list) -> dict:
+    """Each wanted figure, in FIGURES order; a figure that raises is recorded as its error, the others still run."""
+    import importlib
+
     got: dict = {}
-
-    def measure(name, fn, *a):
-        ctx.say(f"measuring {name} ...")
-        t = time.perf_counter()
-        try:
-            got[name] = fn(*a)
-        except Exception as exc:  # noqa: BLE001 - one failing figure must not lose the others
-            import traceback
-
-            traceback.print_exc()
-            got[name] = {"error": f"{type(exc).__name__}: {exc}"}
-        got[name]["measured_in_s"] = round(time.perf_counter() - t, 1)
-
     try:
-        order = [f for f in FIGURES if f in wanted]
-        for name in order:
-            if name == "throughput":
-                measure(name, figures.throughput, ctx)
-            elif name == "verification":
-                measure(name, figures.verification_cost, ctx)
-            elif name == "edit_loop":
-                measure(name, served.edit_loop, ctx)
-            elif name == "warm_cold":
-                measure(name, served.warm_vs_cold, ctx)
-            elif name == "parallel":
-                measure(name, suite.parallel, ctx)
-            elif name == "memory":
-                measure(name, suite.memory, ctx, got.get("parallel") if "error" not in got.get("parallel", {}) else None)
-            elif name == "conformance":
-                measure(name, suite.conformance_wall, ctx)
-            elif name == "help":
-                measure(name, suite.help_time, ctx)
-            elif name == "incremental":
-                from benchmarks import incremental
+        for name in (f for f in FIGURES if f in wanted):
+            module, function, extra = RUNNERS[name]
+            ctx.say(f"measuring {name} ...")
+            t = time.perf_counter()
+            try:
+                fn = getattr(importlib.import_module(f"benchmarks.{module}"), function)
+                got[name] = fn(ctx, *extra(args, got))
+            except Exception as exc:  # noqa: BLE001 - one failing figure must not lose the others
+                import traceback
 
-                measure(name, incremental.figure, ctx, args.incremental_profile)
-            elif name == "reruns":
-                from benchmarks import reruns
-
-                measure(name, reruns.figure, ctx)
-            elif name == "vulkan_parallel":
-                from benchmarks import vulkan_parallel
-
-                measure(name, vulkan_parallel.figure, ctx)
+                traceback.print_exc()
+                got[name] = {"error": f"{type(exc).__name__}: {exc}"}
+            got[name]["measured_in_s"] = round(time.perf_counter() - t, 1)
     finally:
         ctx.stop_server()
         if not args.cache_dir:
             shutil.rmtree(ctx.cache_dir, ignore_errors=True)
         shutil.rmtree(ctx.scratch, ignore_errors=True)
+    return got
 
+
+def document(args: argparse.Namespace, got: dict, started: float, load_before: tuple) -> dict:
+    """The run as JSON: its options, the machine (CPU count, load before and after, torch) and every figure."""
     doc = {
         "schema": "passgate-bench/1",
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
@@ -195,6 +191,18 @@ def main(argv=None) -> int:
         doc["machine"]["torch_threads"] = torch.get_num_threads()
     except ImportError:  # pragma: no cover
         pass
+    return doc
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    from harness.core.quiet import silence_third_party
+
+    silence_third_party()
+    ctx = _context(args)
+    load_before, started = os.getloadavg(), time.time()
+    got = measure_all(ctx, args, list(args.only or [f for f in FIGURES if args.with_slow or f not in SLOW]))
+    doc = document(args, got, started, load_before)
     out = Path(args.out) if args.out else Path("reports/generated/bench") / time.strftime(
         "bench-%Y%m%dT%H%M%SZ.json", time.gmtime(started))
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -31,3 +31,14 @@ def test_tiny_bench_run_writes_valid_json(tmp_path):
     assert reruns["pairs"] == 1 and reruns["value"] == reruns["outer_calls_per_pair"] >= 1
     for line in ("throughput", "verification", "help", "reruns"):  # the table prints every figure with its target
         assert any(row.startswith(line) for row in r.stdout.splitlines())
+
+
+def test_every_figure_is_wired_to_a_function_that_exists():
+    """``RUNNERS`` is the one place a figure is wired in: each figure has one, naming a real function."""
+    import importlib
+
+    from benchmarks.__main__ import FIGURES, RUNNERS, SLOW, TARGETS
+
+    assert set(RUNNERS) == set(FIGURES) == set(TARGETS) and set(SLOW) <= set(FIGURES)
+    for name, (module, function, _extra) in RUNNERS.items():
+        assert callable(getattr(importlib.import_module(f"benchmarks.{module}"), function)), name
