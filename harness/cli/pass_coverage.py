@@ -105,7 +105,7 @@ def _run_args(args, report: str) -> list[str]:
     return run_args
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m harness.cli.pass_coverage", description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", choices=("quick", "standard", "full"), default="standard")
     parser.add_argument("--catalog", nargs="+", metavar="NAME")
@@ -124,6 +124,11 @@ def main(argv=None) -> int:
                              "to passgate.unreachable, or to join measurements made one by one)")
     parser.add_argument("--shard", help=argparse.SUPPRESS)  # I/N: a -j child's part
     parser.add_argument("--data-file", help=argparse.SUPPRESS)  # where a -j child saves its coverage data
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.jobs < 1:
         parser.error("-j must be at least 1")
@@ -156,30 +161,39 @@ def main(argv=None) -> int:
             return status
     if status == ExitCode.USAGE:
         return ExitCode.USAGE
+    doc = _document(args, cov, joined)
+    _write(doc, Path(args.report))
+    low = [r for r in doc["modules"] if r["catalog"] == "vulkan" and args.min_percent is not None
+           and r["line_percent"] < args.min_percent]
+    return ExitCode.VIOLATION if low else ExitCode.OK
+
+
+def _document(args: argparse.Namespace, cov, joined: list) -> dict:
+    """The measurement of this run and the joined ones, as one run over all their graphs."""
     from harness.catalog import resolve_catalogs
     from harness.report import view
+    from harness.run import pass_coverage as measure
     from harness.run.profiles import profile
 
     catalogs = resolve_catalogs(args.catalog or list(profile(args.profile).catalogs) or None)
     for parts, _ in joined:
         cov.combine([str(p) for p in parts], keep=True)
-    # the runs measured: this one (unless --no-measure) and the joined ones, as one run over all their graphs
     runs = ([] if args.no_measure else [view.load(args.report)]) + [earlier for _, earlier in joined]
     planned = [(r.get("configuration") or {}).get("entries") for r in runs]
-    doc = {"profile": args.profile, "catalogs": [c.name for c in catalogs], "graphs": args.graphs,
-           "joined": [str(d) for d in args.join],
-           "complete": all(r.get("complete", True) for r in runs),  # false: a run was cut short: partial figures
-           **measure.analyse(cov, catalogs, measure.joined_verdicts(*map(measure.exercised_verdicts, runs)),
-                             None if None in planned else sorted({e for p in planned for e in p}))}
-    report = Path(args.report)
+    return {"profile": args.profile, "catalogs": [c.name for c in catalogs], "graphs": args.graphs,
+            "joined": [str(d) for d in args.join],
+            "complete": all(r.get("complete", True) for r in runs),  # false: a run was cut short: partial figures
+            **measure.analyse(cov, catalogs, measure.joined_verdicts(*map(measure.exercised_verdicts, runs)),
+                              None if None in planned else sorted({e for p in planned for e in p}))}
+
+
+def _write(doc: dict, report: Path) -> None:
+    """pass_coverage.json and .md in ``report``; the totals and the per-catalog table printed."""
     report.mkdir(parents=True, exist_ok=True)
     (report / JSON_FILE).write_text(json.dumps(doc, indent=1) + "\n")
     text = render(doc)
     (report / MD_FILE).write_text("# Pass code executed by the graph corpus\n\n" + text + "\n")
     print("\n".join(text.split("\n\n")[:3]))  # totals and the per-catalog table; the rest is in the files
-    low = [r for r in doc["modules"] if r["catalog"] == "vulkan" and args.min_percent is not None
-           and r["line_percent"] < args.min_percent]
-    return ExitCode.VIOLATION if low else ExitCode.OK
 
 
 def _joinable(folder: str):
