@@ -72,9 +72,9 @@ RULES: tuple[Rule, ...] = (
          r"says torch.float32, execution gave torch.int8",
          "fuses the q/dq pair around cat into an int8 cat but leaves the float32 meta['val'] on it"),
     Rule(("ConvertDtypePass", "I64toI32"), ("val_matches_execution",),
-         r"(argmax|argmin)\w*: meta\['val'\] says torch.int32, execution gave torch.int64",
+         r"(argmax|argmin|nonzero)\w*: meta\['val'\] says torch.int32, execution gave torch.int64",
          "converts meta['val'] of every int64 node to int32 but casts nothing after ops whose result is int64 "
-         "whatever their inputs (argmax, argmin): they keep computing int64 under an int32 meta['val']",
+         "whatever their inputs (argmax, argmin, nonzero): they keep computing int64 under an int32 meta['val']",
          upstream=ET + "backends/transforms/convert_dtype_pass.py"),
     Rule(("ConvertDtypePass", "I64toI32"), ("val_matches_execution",),
          r"(sort|topk|min_dim|max_dim|split\w*|cat|view_copy|permute_copy|sub_tensor)\w*: meta\['val'\] says "

@@ -200,4 +200,53 @@ LATER_RULES: tuple[Rule, ...] = (
          "declining the match (the patterns' detection runs before any partition is chosen, so lowering fails on "
          "the whole program)", upstream=ET + "backends/vulkan/patterns/quantized_linear.py (QuantizedLinearMatch)",
          graphs=("targeted_vulkan_patterns3",)),
+    # -- suite 2026.11.14: targeted_transforms_permutes2 (a slice / select read as a keyword, a broadcasting add
+    #    before a permute) ----------------------------------------------------------------------------------------
+    Rule(("PropagateViewCopyPermuteUpPass",), ("numerics", "runs"),
+         r"attribute 'shape' do not match|Dimension out of range",
+         "targeted_transforms_permutes2's (sigmoid(c) + relu(v)).permute(0, 2, 1), c [1, 1, 1], v [4, 5]: the Up "
+         "pass's _can_move_through_elementwise lets the permute cross an add when one input only is not "
+         "layout-invariant, without the base class's check of that input's rank; the permute lands on the [1, 1, 1] "
+         "operand, is dropped as a no-op, and the output comes back [1, 4, 5] instead of [1, 5, 4] (with the "
+         "operands swapped it lands on the rank-2 one and the retrace raises IndexError)",
+         upstream="reports/upstream/repro_propagate_permute_up_broadcast_rank.py",
+         graphs=("targeted_transforms_permutes2",)),
+    Rule(("SimplifySliceOpPass",), ("numerics",), r"Tensor-likes are not close",
+         "reads slice_copy's dim / start / end / step only from node.args (the cause of the SimplifySliceOpPass rule "
+         "above): targeted_transforms_permutes2's clamp(x, min=x[:, 1:2]) gets the whole x as its bound, which "
+         "broadcasts against x, so the values differ instead of the shapes",
+         upstream=ET + "backends/cadence/aot/simplify_ops.py (SimplifySliceOpPass)",
+         graphs=("targeted_transforms_permutes2",)),
+    Rule(("CadenceMemoryPlanning", "GenerateSliceAndSelectNopConstraints"), ("verifier",),
+         r"operator 'aten\._(slice|select)_copy_nop\.\w+' is not functional",
+         "the out-variant program ToOutVarPass hands these entries fails torch's functional verifier at its first "
+         "out op by design, and passgate skips the verifier when the handed program fails with the same message; "
+         "in targeted_transforms_permutes2 that first op is the slice_copy.Tensor_out the pass turns into its _nop "
+         "variant, so only the op named differs: not a violation of the pass's own", "harness",
+         upstream=ET + "backends/cadence/aot/memory_constraints.py (GenerateSliceAndSelectNopConstraints)",
+         graphs=("targeted_transforms_permutes2",)),
+    # -- suite 2026.11.14: targeted_exir_outputs (an int, a None and a SymInt returned, an output twice, an input and
+    #    its transpose returned as they are, a nonzero) ------------------------------------------------------------
+    Rule(("I64toI32",), ("runs",), r"'SymInt' object has no attribute 'dtype'",
+         "targeted_exir_outputs returns d.shape[0], a SymInt: _record_original_output_dtype reads meta['val'].dtype "
+         "of every graph output, and a SymInt has none. QNN runs it in its capture-program passes (default on) "
+         "over the whole program, so a model that returns a size fails to lower",
+         upstream=ET + "backends/qualcomm/_passes/i64_to_i32.py (_record_original_output_dtype)",
+         graphs=("targeted_exir_outputs",)),
+    Rule(("TagQuantIO",), ("runs",), r"'int' object has no attribute 'meta'",
+         "targeted_exir_outputs returns an int attribute beside its tensors: _record_output_quant_attrs_map reads "
+         "arg.meta of every output argument, and a constant output is a Python int, not a Node",
+         upstream=ET + "backends/qualcomm/_passes/tag_quant_io.py (_record_output_quant_attrs_map)",
+         graphs=("targeted_exir_outputs",)),
+    Rule(("ChannelsLastTaggedReshapePass",), ("runs",), r"'int' object has no attribute 'meta'",
+         "targeted_exir_outputs returns an int attribute beside its tensors: the pass reads out_node.meta['val'] of "
+         "every output; XNNPACK runs it in preprocess on a delegated partition, whose outputs are tensor nodes",
+         "precondition", upstream=ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py (call)",
+         graphs=("targeted_exir_outputs",)),
+    Rule(("EnforceContiguousDimOrder",), ("runs",), r"Failed to map a given dim_order: \[1, 0\]",
+         "maps the dim_order of every tensor it rewrites to a torch.memory_format (dim_order_utils), which knows "
+         "contiguous and channels-last only: targeted_exir_outputs returns x.t() as it is (dim_order [1, 0], legal "
+         "in the edge dialect), and the pass raises",
+         upstream=ET + "backends/transforms/enforce_contiguous_dim_order.py; exir/dim_order_utils.py",
+         graphs=("targeted_exir_outputs",)),
 )
