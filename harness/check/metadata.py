@@ -90,8 +90,20 @@ def meta_key_message(key: str, lost: list, never: list) -> str:
 
 
 def names_preview(names: list, limit: int = 6) -> str:
-    shown = ", ".join(names[:limit])
+    """The first ``limit`` of ``names`` in natural order (``copy``, ``copy_1``, ``copy_2``, ``copy_10``), then how
+    many more.
+
+    Sorted, not in graph order: a pass that inserts nodes while iterating a set places them in string-hash
+    order, which changes from process to process, and a message that changed with it would rewrite the
+    baseline entry on every ``baseline update`` though nothing else did."""
+    ordered = sorted(names, key=_natural)
+    shown = ", ".join(ordered[:limit])
     return shown + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
+
+
+def _natural(name: str) -> tuple:
+    stem, _, suffix = name.rpartition("_")
+    return (stem, int(suffix)) if stem and suffix.isdigit() else (name, -1)
 
 
 VALUE_OPS = ("placeholder", "call_function")
