@@ -27,10 +27,10 @@ LATER_RULES: tuple[Rule, ...] = (
          graphs=("targeted_exir_misc2",)),
     Rule(("EnforceContiguousDimOrder",), ("runs",), r"Failed to map a given dim_order: \[1, 0\]",
          "maps the dim_order of every tensor it rewrites to a torch.memory_format (dim_order_utils), which knows "
-         "contiguous and channels-last only: targeted_exir_misc2's constant stored transposed (dim_order [1, 0], "
-         "legal in the edge dialect) raises",
+         "contiguous and channels-last only: a tensor with dim_order [1, 0] (legal in the edge dialect: "
+         "targeted_exir_misc2's constant stored transposed, targeted_exir_outputs' x.t() returned as it is) raises",
          upstream=ET + "backends/transforms/enforce_contiguous_dim_order.py; exir/dim_order_utils.py",
-         graphs=("targeted_exir_misc2",)),
+         graphs=("targeted_exir_misc2", "targeted_exir_outputs")),
     Rule(("RemoveRedundantCopyPass",), ("input_unchanged",), r"changed the shared graph case it was never handed",
          "measured on targeted_exir_misc2 in the xnnpack pipeline: the program the run keeps changed while only "
          "this step ran on its own copy. The program has a dynamic length, whose ShapeEnv every copy shares, the "
@@ -242,11 +242,5 @@ LATER_RULES: tuple[Rule, ...] = (
          "targeted_exir_outputs returns an int attribute beside its tensors: the pass reads out_node.meta['val'] of "
          "every output; XNNPACK runs it in preprocess on a delegated partition, whose outputs are tensor nodes",
          "precondition", upstream=ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py (call)",
-         graphs=("targeted_exir_outputs",)),
-    Rule(("EnforceContiguousDimOrder",), ("runs",), r"Failed to map a given dim_order: \[1, 0\]",
-         "maps the dim_order of every tensor it rewrites to a torch.memory_format (dim_order_utils), which knows "
-         "contiguous and channels-last only: targeted_exir_outputs returns x.t() as it is (dim_order [1, 0], legal "
-         "in the edge dialect), and the pass raises",
-         upstream=ET + "backends/transforms/enforce_contiguous_dim_order.py; exir/dim_order_utils.py",
          graphs=("targeted_exir_outputs",)),
 )
