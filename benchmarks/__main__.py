@@ -77,21 +77,26 @@ def compare(new: dict, old: dict) -> str:
     return "\n".join(lines)
 
 
+def _context_only(args: argparse.Namespace, got: dict) -> tuple:
+    """What most figures are given beside the Context: nothing."""
+    return ()
+
+
 # figure -> (module of benchmarks, function, what it is given beside the Context): the one place a figure is
 # wired in; main measures them in FIGURES order. ``parallel`` is the run the memory figure may reuse.
 RUNNERS: dict[str, tuple[str, str, Callable[[argparse.Namespace, dict], tuple]]] = {
-    "throughput": ("figures", "throughput", lambda args, got: ()),
-    "verification": ("figures", "verification_cost", lambda args, got: ()),
-    "warm_cold": ("served", "warm_vs_cold", lambda args, got: ()),
-    "edit_loop": ("served", "edit_loop", lambda args, got: ()),
-    "parallel": ("suite", "parallel", lambda args, got: ()),
+    "throughput": ("figures", "throughput", _context_only),
+    "verification": ("figures", "verification_cost", _context_only),
+    "warm_cold": ("served", "warm_vs_cold", _context_only),
+    "edit_loop": ("served", "edit_loop", _context_only),
+    "parallel": ("suite", "parallel", _context_only),
     "memory": ("suite", "memory", lambda args, got: (got.get("parallel") if "error" not in got.get("parallel", {})
                                                     else None,)),
-    "conformance": ("suite", "conformance_wall", lambda args, got: ()),
-    "help": ("suite", "help_time", lambda args, got: ()),
+    "conformance": ("suite", "conformance_wall", _context_only),
+    "help": ("suite", "help_time", _context_only),
     "incremental": ("incremental", "figure", lambda args, got: (args.incremental_profile,)),
-    "reruns": ("reruns", "figure", lambda args, got: ()),
-    "vulkan_parallel": ("vulkan_parallel", "figure", lambda args, got: ()),
+    "reruns": ("reruns", "figure", _context_only),
+    "vulkan_parallel": ("vulkan_parallel", "figure", _context_only),
 }
 
 
