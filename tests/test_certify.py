@@ -50,7 +50,7 @@ def _copy(bundle: Path, tmp_path: Path) -> Path:
 
 def test_bundle_holds_reports_certificate_manifest_and_signature(bundle):
     names = sorted(p.name for p in bundle.iterdir())
-    assert names == sorted(["results.json", "junit.xml", "summary.md", "report.html", certify.CERTIFICATE,
+    assert names == sorted(["results.json", "junit.xml", "summary.md", "report.html", "blind.json", certify.CERTIFICATE,
                             certify.NOT_FULL, certify.MANIFEST, certify.SIGNATURE])
     cert = json.loads((bundle / certify.CERTIFICATE).read_text())
     assert cert["suite_version"] == suite.SUITE_VERSION and cert["profile"] == "quick"

@@ -171,7 +171,7 @@ def test_op_count_counts_ops_not_op_dtype_keys(doc):
 
 
 def test_writers_still_know_every_format():
-    assert writers.REPORT_FILES == ("results.json", "junit.xml", "summary.md", "report.html")
+    assert writers.REPORT_FILES == ("results.json", "junit.xml", "summary.md", "report.html", "blind.json")
 
 
 def test_under_strict_a_gating_should_check_keeps_its_should_tag(doc):

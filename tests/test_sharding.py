@@ -75,7 +75,7 @@ def test_two_shards_merged_give_the_unsharded_verdicts(runs, capsys):
     assert max(runs["status"]["s1"], runs["status"]["s2"]) == 1  # the part holding inplace_views fails
     assert {k for k in full["configuration"] if full["configuration"][k] != merged["configuration"][k]} == set()
     assert [s["shard"] for s in merged["shards"]] == ["1/2", "2/2"]
-    assert sorted(p.name for p in (root / "merged").iterdir()) == ["junit.xml", "report.html", "results.json", "summary.md"]
+    assert sorted(p.name for p in (root / "merged").iterdir()) == ["blind.json", "junit.xml", "report.html", "results.json", "summary.md"]
 
 
 def test_merge_refuses_parts_that_are_not_one_run(runs, tmp_path, capsys):

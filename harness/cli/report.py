@@ -5,7 +5,9 @@
 - ``diff OLD NEW`` lists regressions, fixes and unchanged failures, exit 1 on
   a regression (``--gate-into DIR`` also writes them into NEW's reports);
 - ``render DIR`` rewrites junit.xml, summary.md and report.html from a
-  results.json (after an upgrade of passgate, or for a results file someone sent).
+  results.json (after an upgrade of passgate, or for a results file someone sent);
+- ``blind RESULTS`` lists the entries whose numerics no case could judge
+  (:mod:`harness.report.blind`), with the check that blocked them.
 
 None of these imports torch: merging 100 shards costs what reading JSON costs.
 """
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from harness.core.kinds import ExitCode
 
-__all__ = ["add_parser", "run_merge", "run_diff", "run_render"]
+__all__ = ["add_parser", "run_merge", "run_diff", "run_render", "run_blind"]
 
 
 def add_parser(sub) -> None:
@@ -51,6 +53,17 @@ def add_parser(sub) -> None:
     r.add_argument("source", metavar="DIR", help="report folder or results.json")
     r.add_argument("--out", metavar="DIR", help="where to write (default: beside the results.json)")
     r.set_defaults(run=run_render)
+
+    b = rsub.add_parser("blind", help="entries whose numerics no case could judge, and what blocked them",
+                        description="List the entries whose numerics were judged on no case (or on at most --few) "
+                        "because runs or runnable failed where they ran: the blocking check, its first message, "
+                        "and whether the baseline records it. Exit 0; 2 on unreadable input.")
+    b.add_argument("source", metavar="RESULTS", help="results.json or the report folder holding it")
+    b.add_argument("--baseline", metavar="FILE", help="count the violations this baseline records as known")
+    b.add_argument("--few", type=int, default=2, metavar="N", help="also flag entries judged on at most N cases "
+                   "while blocked on others (default 2)")
+    b.add_argument("--json", action="store_true", help="print the whole report as JSON")
+    b.set_defaults(run=run_blind)
 
 
 def _label(path: str) -> str:
@@ -119,4 +132,19 @@ def run_render(args) -> int:
 
     print(f"passgate: {headline.compute(doc).text()}", file=sys.stdout)
     print("passgate: wrote " + ", ".join(str(p) for p in paths), file=sys.stdout)
+    return ExitCode.OK
+
+
+def run_blind(args) -> int:
+    from harness.core.errors import UsageError
+    from harness.report import baseline as report_baseline
+    from harness.report import blind
+    from harness.report import view as reports
+
+    if args.few < 0:
+        raise UsageError(f"--few must be 0 or more, not {args.few}")
+    doc = reports.load(args.source)
+    base = report_baseline.load(args.baseline) if args.baseline else None
+    report = blind.compute(doc, base, args.few)
+    print(json.dumps(report.to_json(), indent=1) if args.json else report.text())
     return ExitCode.OK

@@ -20,20 +20,20 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from harness.report import junit_xml, report_html, summary_md
+from harness.report import blind, junit_xml, report_html, summary_md
 from harness.report.headline import compute as compute_headline
 
 __all__ = ["REPORT_FILES", "Writer", "default_writers", "forkable", "guarded", "start", "write_all"]
 
 Writer = Callable[[Path, dict], None]
-REPORT_FILES = ("results.json", "junit.xml", "summary.md", "report.html")
+REPORT_FILES = ("results.json", "junit.xml", "summary.md", "report.html", "blind.json")
 
 
 def write_all(report_dir, doc: dict, writers: Optional[Iterable[Writer]] = None) -> list[Path]:
     """Render every report of ``doc`` into ``report_dir`` (results.json excepted)."""
     report_dir = Path(report_dir)
     paths = []
-    for w in writers or (junit_xml.write, report_html.write, summary_md.write):
+    for w in writers or (junit_xml.write, report_html.write, summary_md.write, blind.write):
         paths.append(w(report_dir, doc))
     return paths
 
@@ -68,9 +68,9 @@ def forkable(writer: Writer) -> Writer:
 
 
 def default_writers() -> list[Writer]:
-    """junit.xml, summary.md and report.html, each guarded: what a run writes beside its results.json."""
+    """junit.xml, summary.md, report.html and blind.json, each guarded: what a run writes beside its results.json."""
     return [guarded(junit_xml.write, junit_xml.FILE), guarded(report_html.write, report_html.FILE),
-            guarded(summary_md.write, summary_md.FILE)]
+            guarded(summary_md.write, summary_md.FILE), guarded(blind.write, blind.BLIND_FILE)]
 
 
 def start(report_dir, doc: dict, writers: Iterable[Writer], fork: Optional[bool] = None) -> Callable[[], None]:
