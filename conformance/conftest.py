@@ -14,7 +14,9 @@ on one graph) are pinned to one pytest-xdist worker with ``xdist_group``
 (run with ``--dist loadgroup``).
 Violations the baseline (``reports/baseline.json``) records are non-strict
 xfails: a known one does not fail the run, a fixed one shows as XPASS and is
-listed in the report's gate. Each item carries its CheckResult in
+listed in the report's gate, and a worsened one (its fingerprint got worse
+than the entry records: :func:`worsened`) fails its item, as the gate fails
+it. Each item carries its CheckResult in
 ``user_properties``, so the controller collects them all and writes the
 passgate report (results.json with its gate section, and its siblings).
 
@@ -32,7 +34,7 @@ from pathlib import Path
 import pytest
 
 __all__ = ["ROOT", "DEFAULT_BASELINE", "pytest_addoption", "pytest_configure", "pytest_xdist_auto_num_workers",
-           "pytest_generate_tests",
+           "pytest_generate_tests", "worsened",
            "pytest_collection_modifyitems", "incremental", "unit_results", "pytest_runtest_makereport", "pytest_runtest_logreport",
            "pytest_sessionfinish", "pytest_terminal_summary"]
 
@@ -89,6 +91,14 @@ def _known(config) -> dict:
     return known
 
 
+def worsened(config, result) -> str:
+    """How ``result``, a violation the baseline records, got worse than its entry's fingerprint ("" if it did not)."""
+    from harness.report import baseline as bl
+
+    entry = _baseline(config).by_key().get((result.pass_name, result.graph, result.check))
+    return bl.worse(entry, result) if entry is not None else ""
+
+
 def pytest_generate_tests(metafunc):
     if "conformance_item" not in metafunc.fixturenames:
         return
@@ -98,8 +108,8 @@ def pytest_generate_tests(metafunc):
         for pass_name, check in p.items(unit):
             marks = [pytest.mark.xdist_group(_group(unit))]
             reason = known.get((pass_name, unit.graph, check))
-            if reason:
-                marks.append(pytest.mark.xfail(reason=reason, strict=False))
+            if reason:  # a worsened item fails with pytest.fail, which is no Exception: raises= lets it fail
+                marks.append(pytest.mark.xfail(reason=reason, strict=False, raises=Exception))
             params.append(pytest.param((unit, pass_name, check), marks=marks))
             ids.append(f"{pass_name}-{unit.graph}-{check}")
     metafunc.parametrize("conformance_item", params, ids=ids)
@@ -346,13 +356,15 @@ def pytest_sessionfinish(session, exitstatus):
         baseline=config.getoption("--passgate-baseline"), graphs=[x.name for x in p.specs],
         graph_selection=p.profile.graphs))
     s.results = results
-    s.waived = set(_known(config))
+    worse = {(d["pass"], d["graph"], d["check"]) for d in g.worsened}
+    s.waived = set(_known(config)) - worse
     # the cases the workers loaded (cache or lowered, seconds) and their ops: the report's timings and op coverage
     _read_reused_cases(p, results)
     s.cases = [{k: v for k, v in c.items() if k != "ops"} for c in _controller_cases.values()]
     s.op_sets = {c["name"]: set(c.get("ops") or ()) for c in _controller_cases.values()}
     gate = g.to_json()
-    known = [{"pass": a, "graph": b, "check": c, "reason": r} for (a, b, c), r in sorted(_known(config).items())]
+    known = [{"pass": a, "graph": b, "check": c, "reason": r} for (a, b, c), r in sorted(_known(config).items())
+             if (a, b, c) not in worse]
     written: dict = {}
     s.writers = [*s.writers, lambda _dir, doc: written.update(doc=doc)]  # the document, for the terminal summary
     s.finish(extra={"gate": gate, "known_violations": known, "incremental": _incremental_section(config)})

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conformance.conftest import incremental, unit_results
+from conformance.conftest import incremental, unit_results, worsened
 
 
 def test_check(conformance_item, request):
@@ -24,4 +24,7 @@ def test_check(conformance_item, request):
     request.node.user_properties.append(("passgate_result", json.dumps(result.to_json(), default=str)))
     if result.status in (Status.SKIP, Status.NOT_APPLICABLE):
         pytest.skip(f"{result.status.value}: {result.message}")
+    how = worsened(request.config, result) if result.is_violation() else ""
+    if how:  # a known violation that got worse: it fails, never xfails (pytest.fail is not what xfail's raises= takes)
+        pytest.fail(f"[{check}] worsened: {how}: {result.message}", pytrace=False)
     assert not result.is_violation(), f"[{check}] {result.message}"

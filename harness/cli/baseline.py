@@ -10,8 +10,10 @@ registers under the ``passgate.triage`` entry point group (passgate's own:
 sees in the diff what still needs a reason.
 
 What happens to each old entry (``update --help`` says the same): a known
-one (the run violates it again) is *refreshed*, its ``message`` set to the
-violation's first line now, its reason kept; a fixed one (the check held)
+one (the run violates it again) is *refreshed*, its ``message`` and
+``fingerprint`` set to the violation's now, its reason kept; a worsened one
+(its fingerprint got worse, which fails the gate) is refreshed the same way,
+so the update *accepts* it, and the command names it; a fixed one (the check held)
 and a stale one (its pair ran but the check was not judged, or fails only as
 a should-level warning: :func:`harness.report.baseline.entry_state`) are
 *dropped*, and the command names both; so is an entry whose pair the run did
@@ -41,8 +43,10 @@ def add_parser(sub) -> None:
     inner = p.add_subparsers(dest="baseline_command", metavar="ACTION", parser_class=type(p))
     up = inner.add_parser("update", help="rewrite the baseline from a run (or from --from RESULTS)",
                           description="Record exactly the violations of one run. Entries the run violates again "
-                          "are refreshed (message updated, reason kept); new violations get the catalog's or the "
-                          "triage rules' reason, else are marked untriaged; fixed entries (the check held) and stale "
+                          "are refreshed (message and fingerprint updated, reason kept), worsened ones too (known "
+                          "violations whose fingerprint got worse: more or other offending nodes, another exception, a "
+                          "larger error), so the update accepts them; new violations get the catalog's or the triage "
+                          "rules' reason, else are marked untriaged; fixed entries (the check held) and stale "
                           "entries (their pass x graph ran but the check was not judged, or fails only as a "
                           "should-level warning) are dropped and listed; entries of pairs the run did not run are "
                           "dropped too, so update from a run that covers the whole baseline.")
@@ -164,10 +168,13 @@ def run_update(args) -> int:
 
 
 def _say_dropped(g) -> None:
-    """Name the entries the update dropped as fixed or stale, and count the refreshed ones."""
+    """Name the entries the update dropped as fixed or stale and the worsened ones it accepted, and count the
+    refreshed ones."""
     if g.known:
         print(f"passgate: refreshed {len(g.known)} known entr{'y' if len(g.known) == 1 else 'ies'} "
-              "(message updated, reason kept)", file=sys.stdout)
+              "(message updated, reason kept), fingerprints recorded", file=sys.stdout)
+    for e in g.worsened:
+        print(f"passgate: accepted worsened: {e['pass']} x {e['graph']} x {e['check']} ({e['worse']})", file=sys.stdout)
     for what, entries in (("fixed (the check holds)", g.fixed),
                           ("stale (its pair ran; the check is now {now}, not a violation)", g.stale)):
         for e in entries:

@@ -8,6 +8,12 @@ issue, like the waivers of the Vulkan CTS. A run compared to it yields:
 
 - ``regressions``: violations not in the baseline; they fail the run;
 - ``known``: violations the baseline records; they do not;
+- ``worsened``: violations the baseline records whose fingerprint got worse
+  (offending nodes not a subset of the recorded ones, another exception type,
+  a larger error: :func:`harness.report.violation_fingerprint.worse`); they
+  fail the run like regressions, since a known issue may only get better.
+  An entry without a fingerprint (none stored, no message to derive one
+  from) is judged by pass x graph x check only, and the gate counts them;
 - ``fixed``: recorded violations whose check now ran and held; reported so
   the baseline can be tightened (``passgate baseline update``);
 - ``not_evaluated``: recorded ones this run did not judge (other graphs,
@@ -20,7 +26,9 @@ issue, like the waivers of the Vulkan CTS. A run compared to it yields:
   and ``passgate baseline update`` drops it (see :func:`entry_state`).
 
 An unreadable, truncated or wrong-schema baseline is bad input: a one-line
-:class:`UsageError` (exit 2), never a silently empty gate.
+:class:`UsageError` (exit 2), never a silently empty gate. Schema version 2
+adds each entry's ``fingerprint``; version 1 files load, every entry's
+fingerprint derived from its recorded ``message``.
 """
 
 from __future__ import annotations
@@ -34,14 +42,16 @@ from typing import Iterable, Optional
 from harness.core.errors import UsageError
 from harness.core.io import atomic_write_bytes
 from harness.core.results import CheckResult, Status
+from harness.report import violation_fingerprint as vf
 
 __all__ = [
-    "DEFAULT_PATH", "ENTRY_STATES", "SCHEMA", "SCHEMA_VERSION", "Baseline", "BaselineEntry", "Gate", "entry_state",
-    "gate", "load", "render", "save", "updated",
+    "DEFAULT_PATH", "ENTRY_STATES", "SCHEMA", "SCHEMA_VERSION", "SCHEMA_VERSIONS", "Baseline", "BaselineEntry", "Gate",
+    "entry_state", "fingerprint_of", "gate", "load", "render", "save", "updated", "worse",
 ]
 
 SCHEMA = "passgate-baseline"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SCHEMA_VERSIONS = (1, 2)  # what load() reads: version 1 entries carry no fingerprint
 DEFAULT_PATH = "reports/baseline.json"
 _JUDGED = (Status.PASS, Status.FAIL, Status.ERROR)
 ENTRY_STATES = ("known", "fixed", "stale", "not_evaluated")
@@ -78,14 +88,17 @@ class BaselineEntry:
     upstream: str = ""
     kind: str = "bug"  # bug | by-design | precondition | untriaged
     message: str = ""  # the first line of the violation when it was recorded
+    fingerprint: Optional[vf.Fingerprint] = None  # what the violation knew (None: judged by its key only)
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.pass_name, self.graph, self.check)
 
-    def to_json(self) -> dict:
+    def to_json(self, with_fingerprint: bool = True) -> dict:
         d = {"pass": self.pass_name, "graph": self.graph, "check": self.check, "reason": self.reason}
         d.update({k: v for k, v in (("upstream", self.upstream), ("kind", self.kind), ("message", self.message)) if v})
+        if with_fingerprint and self.fingerprint is not None:
+            d["fingerprint"] = self.fingerprint.to_json()
         return d
 
 
@@ -122,8 +135,9 @@ def load(path) -> Baseline:
         raise UsageError(f"baseline {p} is not valid JSON (line {exc.lineno}): truncated or corrupt") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise _bad(p, f"'schema' must be {SCHEMA!r}")
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        raise _bad(p, f"unsupported schema_version {doc.get('schema_version')!r} (expected {SCHEMA_VERSION})")
+    if doc.get("schema_version") not in SCHEMA_VERSIONS:
+        raise _bad(p, f"unsupported schema_version {doc.get('schema_version')!r} (expected one of "
+                      f"{', '.join(map(str, SCHEMA_VERSIONS))})")
     raw = doc.get("entries")
     if not isinstance(raw, list):
         raise _bad(p, "'entries' must be a list")
@@ -134,8 +148,13 @@ def load(path) -> Baseline:
         for key in ("pass", "graph", "check", "reason"):
             if not isinstance(d.get(key), str) or not d[key].strip():
                 raise _bad(p, f"entry {i} needs a non-empty string {key!r} (every known violation names its reason)")
+        if "fingerprint" in d and not isinstance(d["fingerprint"], dict):
+            raise _bad(p, f"entry {i}'s 'fingerprint' must be an object")
+        message = str(d.get("message", ""))
+        # stored, else derived from the recorded message (version 1 entries, hand-written ones)
+        fingerprint = vf.from_json(d["fingerprint"]) if "fingerprint" in d else vf.from_message(message)
         e = BaselineEntry(d["pass"], d["graph"], d["check"], d["reason"], str(d.get("upstream", "")),
-                          str(d.get("kind", "bug")), str(d.get("message", "")))
+                          str(d.get("kind", "bug")), message, fingerprint)
         if e.key in seen:
             raise _bad(p, f"entry {i} repeats {e.pass_name} x {e.graph} x {e.check}")
         seen.add(e.key)
@@ -160,10 +179,12 @@ class Gate:
     not_evaluated: list[dict]
     baseline: str = ""
     stale: list[dict] = field(default_factory=list)  # see entry_state: the pair ran, the entry matched nothing
+    worsened: list[dict] = field(default_factory=list)  # known violations whose fingerprint got worse: they fail
+    without_fingerprint: int = 0  # known violations judged by pass x graph x check only (their entry has none)
 
     @property
     def passed(self) -> bool:
-        return not self.regressions
+        return not self.regressions and not self.worsened
 
     def waived(self) -> set:
         return {(d["pass"], d["graph"], d["check"]) for d in self.known}
@@ -174,8 +195,18 @@ class Gate:
         return d
 
 
-def _first_line(text: str) -> str:
-    return (text or "").strip().splitlines()[0][:300] if (text or "").strip() else ""
+_first_line = vf.first_line
+
+
+def fingerprint_of(r: CheckResult) -> Optional[vf.Fingerprint]:
+    """What a violation knows: its details' node lists and error where recorded, else its message's."""
+    return vf.from_result(r.message, r.details)
+
+
+def worse(entry: BaselineEntry, r: CheckResult) -> str:
+    """How the violation ``r`` is worse than its baseline ``entry`` recorded ("" when it is not, or when the
+    entry has no fingerprint to compare with)."""
+    return vf.worse(fingerprint_of(r), entry.fingerprint) if entry.fingerprint is not None else ""
 
 
 def gate(results: Iterable[CheckResult], baseline: Baseline, strict: bool = False, path: str = "") -> Gate:
@@ -187,16 +218,22 @@ def gate(results: Iterable[CheckResult], baseline: Baseline, strict: bool = Fals
     judged = {k for k, r in by_key.items() if r.status in _JUDGED}
     regressions = [{"pass": p, "graph": g, "check": c, "status": r.status.value, "message": _first_line(r.message)}
                    for (p, g, c), r in sorted(violations.items()) if (p, g, c) not in recorded]
-    known = [{**recorded[k].to_json(), "now": _first_line(violations[k].message)}
-             for k in sorted(violations) if k in recorded]
+    how = {k: worse(recorded[k], violations[k]) for k in violations if k in recorded}
+    known = [{**recorded[k].to_json(False), "now": _first_line(violations[k].message)}
+             for k in sorted(how) if not how[k]]
+    worsened = [{**recorded[k].to_json(), "now": _first_line(violations[k].message), "worse": how[k],
+                 "status": violations[k].status.value,
+                 "fingerprint_now": (fingerprint_of(violations[k]) or vf.Fingerprint()).to_json()}
+                for k in sorted(how) if how[k]]
     state = {k: entry_state(by_key[k].status.value if k in by_key else None,
                             by_key[k].level.value if k in by_key else "must", k[:2] in pairs, strict)
              for k in recorded}
-    fixed = [e.to_json() for k, e in sorted(recorded.items()) if state[k] == "fixed"]
-    not_evaluated = [e.to_json() for k, e in sorted(recorded.items()) if k not in judged]
-    stale = [{**e.to_json(), "now": (by_key[k].status.value if k in by_key else "absent")}
+    fixed = [e.to_json(False) for k, e in sorted(recorded.items()) if state[k] == "fixed"]
+    not_evaluated = [e.to_json(False) for k, e in sorted(recorded.items()) if k not in judged]
+    stale = [{**e.to_json(False), "now": (by_key[k].status.value if k in by_key else "absent")}
              for k, e in sorted(recorded.items()) if state[k] == "stale"]
-    return Gate(regressions, fixed, known, not_evaluated, path, stale)
+    unprinted = sum(1 for k in how if recorded[k].fingerprint is None)
+    return Gate(regressions, fixed, known, not_evaluated, path, stale, worsened, unprinted)
 
 
 def updated(results: Iterable[CheckResult], previous: Optional[Baseline], reasons=None, strict: bool = False,
@@ -205,7 +242,8 @@ def updated(results: Iterable[CheckResult], previous: Optional[Baseline], reason
 
     Reasons come from the previous baseline (kept as triaged), else from
     ``reasons(pass, graph, check)`` (the catalog's known failures), else the
-    entry is marked ``untriaged`` with the violation's message.
+    entry is marked ``untriaged`` with the violation's message. Every entry
+    records the violation's fingerprint as it is now: a worsened one is accepted.
     """
     previous_by_key = previous.by_key() if previous else {}
     entries = []
@@ -214,23 +252,30 @@ def updated(results: Iterable[CheckResult], previous: Optional[Baseline], reason
         message = _first_line(r.message)
         if key in previous_by_key:
             old = previous_by_key[key]
-            entries.append(BaselineEntry(*key, old.reason, old.upstream, old.kind, message))
+            entries.append(BaselineEntry(*key, old.reason, old.upstream, old.kind, message, fingerprint_of(r)))
             continue
         found = reasons(*key) if reasons else None
         if found is not None:
-            entries.append(BaselineEntry(*key, found.reason, found.upstream, found.kind, message))
+            entries.append(BaselineEntry(*key, found.reason, found.upstream, found.kind, message, fingerprint_of(r)))
         else:
             stamp = time.strftime("%Y-%m-%d", time.gmtime())
             entries.append(BaselineEntry(*key, f"recorded by `passgate baseline update` on {stamp}; not yet "
-                                         f"triaged: {message}", "", "untriaged", message))
+                                         f"triaged: {message}", "", "untriaged", message, fingerprint_of(r)))
     return Baseline(entries, generated or {}, strict)
 
 
 def render(g: Gate) -> str:
     lines = [f"passgate: gate against {g.baseline or 'the baseline'}: {len(g.regressions)} regression(s), "
-             f"{len(g.known)} known, {len(g.fixed)} fixed, {len(g.stale)} stale, {len(g.not_evaluated)} not evaluated"]
+             f"{len(g.worsened)} worsened, {len(g.known)} known, {len(g.fixed)} fixed, {len(g.stale)} stale, "
+             f"{len(g.not_evaluated)} not evaluated"]
     for d in g.regressions:
         lines.append(f"passgate: REGRESSION {d['pass']} x {d['graph']} x {d['check']}: {d['message']}")
+    for d in g.worsened:
+        lines.append(f"passgate: WORSENED {d['pass']} x {d['graph']} x {d['check']}: {d['worse']} (now: {d['now']}; "
+                     "`passgate baseline update` accepts it)")
+    if g.without_fingerprint:
+        lines.append(f"passgate: {g.without_fingerprint} known violation(s) without a fingerprint: judged by pass x "
+                     "graph x check only")
     for d in g.fixed:
         lines.append(f"passgate: fixed (now holds; update the baseline): {d['pass']} x {d['graph']} x {d['check']}")
     for d in g.stale:

@@ -12,6 +12,7 @@ and :meth:`Headline.counts` (``tests/test_headline.py`` holds them to it).
 Each failed or errored record is counted once, as exactly one of:
 
 - *new violation*: it gates (must fail, error, should fail under --strict) and no baseline records it;
+- *worsened*: it gates and the baseline records it, but its fingerprint got worse (``gate.worsened``);
 - *known*: it gates but the baseline (``gate.known``) or the suite (``known_violations``) records it;
 - *warning*: a should-level fail without --strict (never gating; a baseline entry for it is stale).
 
@@ -55,10 +56,14 @@ class Headline:
     graphs: int
     stale_entries: list = field(default_factory=list, compare=False)
     fixed_entries: list = field(default_factory=list, compare=False)
+    worsened: int = 0
+    gated: bool = False  # judged against a baseline that fingerprints its entries: the worsened count is stated
 
     def text(self) -> str:
-        """``PASS: 0 new violations, 603 known, 0 fixed, 3 stale baseline entries, 152 should-level warnings``."""
-        return (f"{self.verdict}: {plural(self.new, 'new violation')}, {self.known} known, {self.fixed} fixed, "
+        """``PASS: 0 new violations, 0 worsened, 603 known, 0 fixed, 3 stale baseline entries, 152 should-level
+        warnings`` (the worsened count when the run was gated against a fingerprinted baseline, or any worsened)."""
+        worse = f", {self.worsened} worsened" if self.worsened or self.gated else ""
+        return (f"{self.verdict}: {plural(self.new, 'new violation')}{worse}, {self.known} known, {self.fixed} fixed, "
                 f"{plural(self.stale, 'stale baseline entry', 'stale baseline entries')}, "
                 f"{plural(self.warnings, 'should-level warning')}")
 
@@ -73,6 +78,7 @@ class Headline:
     def properties(self) -> list[tuple[str, str]]:
         """The headline as JUnit ``<property>`` name/value pairs (``passgate.*``)."""
         return [("passgate.verdict", self.verdict), ("passgate.new_violations", str(self.new)),
+                ("passgate.worsened_violations", str(self.worsened)),
                 ("passgate.known_violations", str(self.known)), ("passgate.fixed", str(self.fixed)),
                 ("passgate.stale_baseline_entries", str(self.stale)),
                 ("passgate.should_warnings", str(self.warnings)), ("passgate.checks", str(self.total)),
@@ -80,10 +86,10 @@ class Headline:
 
 
 def baseline_entries(doc: dict) -> list[dict]:
-    """Every baseline entry the gate section names (known, fixed, stale, not evaluated), once each."""
+    """Every baseline entry the gate section names (known, worsened, fixed, stale, not evaluated), once each."""
     g = doc.get("gate") or {}
     seen, out = set(), []
-    for name in ("known", "fixed", "stale", "not_evaluated"):
+    for name in ("known", "worsened", "fixed", "stale", "not_evaluated"):
         for e in g.get(name) or ():
             k = (reports.pass_of(e), e.get("graph"), e.get("check"))
             if k not in seen:
@@ -119,7 +125,8 @@ def compute(doc_or_view) -> Headline:
 def _compute(v: reports.View) -> Headline:
     doc = v.doc
     outcomes = [v.outcome(r) for r in v.problems]
-    new = sum(o in ("fail", "error") for o in outcomes)
+    gating = [reports.key(r) in v.worsened for r, o in zip(v.problems, outcomes) if o in ("fail", "error")]
+    new, worsened = gating.count(False), gating.count(True)
     by = doc.get("summary", {}).get("by_status") or {}
     g = doc.get("gate") or {}
     if g and not any(k in g for k in ("known", "not_evaluated", "stale")):
@@ -127,7 +134,7 @@ def _compute(v: reports.View) -> Headline:
         states = {"fixed": [{**e, "pass_name": reports.pass_of(e)} for e in g.get("fixed") or ()]}
     else:
         states = _entry_states(v)
-    verdict = "FAIL" if new or doc.get("exit_status", 0) not in (0,) else "PASS"
+    verdict = "FAIL" if new or worsened or doc.get("exit_status", 0) not in (0,) else "PASS"
     if not doc.get("complete", True):
         verdict = "INCOMPLETE"
     return Headline(
@@ -135,4 +142,4 @@ def _compute(v: reports.View) -> Headline:
         by_status={s: int(by.get(s, 0)) for s in STATUSES}, new=new, known=outcomes.count("known"),
         fixed=len(states.get("fixed", ())), stale=len(states.get("stale", ())), warnings=outcomes.count("warning"),
         passes=len(v.passes), graphs=len(v.graphs), stale_entries=states.get("stale", []),
-        fixed_entries=states.get("fixed", []))
+        fixed_entries=states.get("fixed", []), worsened=worsened, gated="worsened" in g)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Optional
 
 from harness.core.io import atomic_write_bytes
 from harness.report import headline as hl
@@ -62,7 +63,7 @@ def _body(record: dict) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def testcase(record: dict, strict: bool, known: set) -> ET.Element:
+def testcase(record: dict, strict: bool, known: set, worsened: Optional[dict] = None) -> ET.Element:
     tc = ET.Element("testcase", {
         "classname": _clean(record["pass_name"]),
         "name": _clean(f"{record['graph']}::{record['check']}"),
@@ -70,6 +71,8 @@ def testcase(record: dict, strict: bool, known: set) -> ET.Element:
     })
     out = reports.outcome(record, strict, known)
     msg = _clean(_first_line(record.get("message") or "") or record["status"])
+    if out in ("fail", "error") and worsened and reports.key(record) in worsened:
+        msg = _clean(f"worsened known violation ({worsened[reports.key(record)]}): {msg}")
     if out in ("fail", "error"):
         tag = "error" if out == "error" else "failure"
         el = ET.SubElement(tc, tag, {"message": msg, "type": record["check"]})
@@ -106,7 +109,7 @@ def render(doc: dict) -> bytes:
             ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
         for r in records:
-            tc = testcase(r, v.strict, v.known)
+            tc = testcase(r, v.strict, v.known, v.worsened)
             suite.append(tc)
             counts["tests"] += 1
             counts["time"] += float(r.get("duration_s") or 0.0)

@@ -195,9 +195,12 @@ def _merge_gates(values: list[dict]) -> dict:
         return (e.get("pass") or e.get("pass_name"), e.get("graph"), e.get("check"))
 
     gate: dict = {"baseline": values[0].get("baseline")}
-    for name in ("regressions", "fixed", "unchanged", "known"):
+    for name in ("regressions", "worsened", "fixed", "unchanged", "known"):
         gate[name] = [e for v in values for e in v.get(name) or ()]
-    judged = {ident(e) for name in ("regressions", "fixed", "unchanged", "known") for e in gate[name]}
+    if not gate["worsened"] and not any("worsened" in v for v in values):
+        del gate["worsened"]  # shards gated by a passgate that does not fingerprint
+    judged = {ident(e) for name in ("regressions", "worsened", "fixed", "unchanged", "known")
+              for e in gate.get(name, ())}
     seen: set = set()
     gate["not_evaluated"] = []
     for v in values:
@@ -206,5 +209,7 @@ def _merge_gates(values: list[dict]) -> dict:
                 seen.add(ident(e))
                 gate["not_evaluated"].append(e)
     if any("status" in v for v in values):
-        gate["status"] = "fail" if gate["regressions"] else "pass"
+        gate["status"] = "fail" if gate["regressions"] or gate.get("worsened") else "pass"
+    if any("without_fingerprint" in v for v in values):
+        gate["without_fingerprint"] = sum(int(v.get("without_fingerprint") or 0) for v in values)
     return gate

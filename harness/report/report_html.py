@@ -160,6 +160,8 @@ def _tile(n, label: str, cls: str = "", title: str = "") -> str:
 def _tiles(v: reports.View, h: hl.Headline) -> str:
     """The headline's numbers (gate), then every status (adding up to the checks) and the run's scope."""
     gate = [(h.new, "new violations", "new", "gating failures no baseline records"),
+            *([(h.worsened, "worsened", "new", "baselined violations that got worse than their entry: they gate")]
+              if h.worsened or h.gated else []),
             (h.known, "known (baselined)", "known", "violations the baseline or the suite records: waived"),
             (h.fixed, "fixed", "", "baseline entries whose check now holds"),
             (h.stale, "stale baseline entries", "stale", "their pair ran, they matched no violation"),
@@ -181,12 +183,19 @@ def _gate(doc: dict, h: hl.Headline) -> str:
         return ""
     g = reports.gate(doc)
     parts = [f'<h2 id="gate">Gate{" against " + _e(g["baseline"]) if g.get("baseline") else ""}: '
-             f'{len(g["regressions"])} regression(s), {h.known} known, {h.fixed} fixed, {h.stale} stale</h2>']
+             f'{len(g["regressions"])} regression(s), {len(g["worsened"])} worsened, {h.known} known, {h.fixed} fixed, '
+             f'{h.stale} stale</h2>']
+    if g["worsened"]:
+        parts.append('<p class="muted">Worsened: a known violation that got worse than its baseline entry records '
+                     '(more or other offending nodes, another exception, a larger error) fails the gate; <code>'
+                     'passgate baseline update</code> accepts it.</p>')
     if h.stale:
         parts.append('<p class="muted">Stale: the entry\'s pass x graph ran but it matched no violation (the check '
                      'was not judged, or fails only as a should-level warning); <code>passgate baseline update'
                      '</code> drops it.</p>')
-    for title, rows in (("Regressions", g["regressions"]), ("Fixed", h.fixed_entries), ("Stale", h.stale_entries)):
+    worse = [{**c, "message": f"{c.get('worse')} (now: {c.get('now')})"} for c in g["worsened"]]
+    for title, rows in (("Regressions", g["regressions"]), ("Worsened", worse), ("Fixed", h.fixed_entries),
+                        ("Stale", h.stale_entries)):
         if rows:
             parts.append(f"<h3>{title}</h3><table><tr><th>pass</th><th>graph</th><th>check</th><th>"
                          f"{'reason' if title == 'Stale' else 'message'}</th></tr>")
@@ -293,6 +302,8 @@ def _failure_entry(v: reports.View, r: dict, report_dir: Optional[Path]) -> str:
     o = v.outcome(r)
     d = r.get("details") or {}
     label = _OUT_LABEL.get(o, o)
+    if o in ("fail", "error") and reports.key(r) in v.worsened:
+        label = f"worsened: {v.worsened[reports.key(r)]}"
     body = [f'<div class="chk {o}"><code>{_e(r["check"])}</code><span class="badge">{_e(r.get("level"))}</span>'
             f'<span class="badge o-{o}">{_e(label)}</span>', f"<pre>{_e(r.get('message') or r['status'])}</pre>"]
     shrunk = reports.shrunk_graph(d)
@@ -314,7 +325,8 @@ def _failures(v: reports.View, h: hl.Headline, report_dir: Optional[Path]) -> st
     by_cell: dict[tuple[str, str], list] = {}
     for r in v.problems:  # already worst first
         by_cell.setdefault((r["pass_name"], r["graph"]), []).append(r)
-    out = [f'<h2 id="failures">Failures: {_e(hl.plural(h.new, "new violation"))}, {h.known} known, '
+    worse = f"{h.worsened} worsened, " if h.worsened or h.gated else ""
+    out = [f'<h2 id="failures">Failures: {_e(hl.plural(h.new, "new violation"))}, {worse}{h.known} known, '
            f'{_e(hl.plural(h.warnings, "should-level warning"))} ({len(v.problems)} failed checks in {len(by_cell)} '
            "pass x graph cells)</h2>"]
     for (p, g), records in list(by_cell.items())[:MAX_FAILURES]:

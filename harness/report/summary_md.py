@@ -104,6 +104,15 @@ def _gate(doc: dict, h: hl.Headline) -> list[str]:
     if g["regressions"]:
         out += _table(["pass", "graph", "check", "message"], _change_rows(g["regressions"]))
     out.append("")
+    if g["worsened"]:
+        out.append(f"### Worsened: {len(g['worsened'])}")
+        out.append("Known violations that got worse than their baseline entry records (more or other offending "
+                   "nodes, another exception, a larger error): they fail the gate; `passgate baseline update` "
+                   "accepts them.")
+        out += _table(["pass", "graph", "check", "worse", "now"],
+                      [[code(e["pass_name"]), code(e.get("graph")), code(e.get("check")), cell_text(e.get("worse")),
+                        cell_text(e.get("now"))] for e in g["worsened"]])
+        out.append("")
     out.append(f"### Fixed: {h.fixed}")
     if h.fixed_entries:
         out += _table(["pass", "graph", "check", "was"], _change_rows(h.fixed_entries))
@@ -123,13 +132,17 @@ def _failures(v: reports.View, h: hl.Headline) -> list[str]:
     """Every failed check (capped), worst first, then the failing pass x graph cells folded away."""
     if not v.problems:
         return []
-    out = [f"### Failures: {hl.plural(h.new, 'new violation')}, {h.known} known, "
+    out = [f"### Failures: {hl.plural(h.new, 'new violation')}, "
+           + (f"{h.worsened} worsened, " if h.worsened or h.gated else "") + f"{h.known} known, "
            f"{hl.plural(h.warnings, 'should-level warning')}"]
     rows = []
     for r in v.problems:
         d = r.get("details") or {}
+        label = OUTCOME_LABEL.get(v.outcome(r), v.outcome(r))
+        if reports.key(r) in v.worsened and v.outcome(r) in ("fail", "error"):
+            label = "worsened (baselined, got worse)"
         rows.append([ICON.get(v.outcome(r), ""), code(r["pass_name"]), code(reports.graph_label(r["graph"])), code(r["check"]),
-                     r.get("level", ""), OUTCOME_LABEL.get(v.outcome(r), v.outcome(r)), cell_text(r.get("message")),
+                     r.get("level", ""), label, cell_text(r.get("message")),
                      code(d.get("repro", ""))])
     out += _table(["", "pass", "graph", "check", "level", "is", "message", "repro"], rows)
     out.append("")

@@ -7,7 +7,8 @@ line that left the n/a records out did not add up. So each failing pair
 gets one indented line per failed check, the first line of its message,
 marked by what it is (``[must]`` a new violation, ``[should]`` a should-level
 failure, a warning unless --strict makes it gate,
-``[known]`` a baselined violation, ``[error]`` passgate itself failed); the
+``[known]`` a baselined violation, ``[worsened]`` a baselined violation
+that got worse than its entry records, so it gates, ``[error]`` passgate itself failed); the
 counts name every status (they add up to the total); the headline is
 :mod:`harness.report.headline`'s, the same sentence summary.md, report.html
 and junit.xml state; and the last line names the report files to open.
@@ -45,10 +46,11 @@ def reason_lines(v: reports.View, records: Iterable[dict], indent: str = "    ")
     ``[must]`` marks a new (gating) must-level violation; a should-level check
     that gates because of --strict keeps its ``[should]`` tag, with "gates: --strict".
     """
-    return pair_reasons(records, v.strict, v.known, indent)
+    return pair_reasons(records, v.strict, v.known, indent, v.worsened)
 
 
-def pair_reasons(records: Iterable[dict], strict: bool = False, known=frozenset(), indent: str = "    ") -> list[str]:
+def pair_reasons(records: Iterable[dict], strict: bool = False, known=frozenset(), indent: str = "    ",
+                 worsened: Optional[dict] = None) -> list[str]:
     """:func:`reason_lines` without a document: for a run's progress lines, as each pair finishes."""
     bad = sorted((r for r in records if r["status"] in ("fail", "error")),
                  key=lambda r: (reports.OUTCOMES.index(reports.outcome(r, strict, known)), r.get("level") != "must",
@@ -60,6 +62,8 @@ def pair_reasons(records: Iterable[dict], strict: bool = False, known=frozenset(
         tag, suffix = TAG.get(o, f"[{o}]"), _SUFFIX.get(o, "")
         if o == "fail" and r.get("level") == "should":  # gating only because of --strict: say so
             tag, suffix = "[should]", " (gates: --strict)"
+        if o in ("fail", "error") and worsened and reports.key(r) in worsened:
+            tag, suffix = "[worsened]", f" (baselined, but worse: {worsened[reports.key(r)] or 'see the gate'})"
         out.append(f"{indent}{tag:<8} {r['check']}: {why}{suffix}")
     return out
 

@@ -22,7 +22,9 @@ and ``minimal_graph`` are accepted too), ``traceback``. Optional document
 sections: ``gate`` (``regressions`` / ``fixed`` / ``unchanged`` / ``known``
 lists of ``{pass, graph, check, message}``, as the baseline gate and
 ``passgate report diff`` write them; ``gate.known`` entries are waived like
-``known_violations``), ``op_coverage`` (op -> case count, plus ``"<op>@<dtype>"`` keys: see
+``known_violations``; ``gate.worsened`` entries, known violations whose
+fingerprint got worse, are not: they gate like new ones, and
+:attr:`View.worsened` names them), ``op_coverage`` (op -> case count, plus ``"<op>@<dtype>"`` keys: see
 :func:`op_coverage` and :func:`op_dtype_coverage`), ``shards``,
 ``certification``.
 
@@ -54,7 +56,7 @@ __all__ = [
     "CELL_VERDICT", "EXERCISED", "OUTCOMES", "PASS_LEVEL", "SCHEMA_PATH", "SHRUNK_KEYS", "SUPPORTED_MAJOR", "Cell",
     "View", "exercised", "gate", "graph_label", "is_strict", "is_violation", "key", "known_set", "load",
     "not_exercised", "op_coverage", "op_dtype_coverage", "outcome", "pass_of", "pass_timings", "schema",
-    "shrunk_graph", "validation_errors", "view",
+    "shrunk_graph", "validation_errors", "view", "worsened_by_key",
 ]
 
 EXERCISED = "exercised"
@@ -79,10 +81,17 @@ def pass_of(entry: dict) -> str:
     return entry.get("pass") or entry.get("pass_name") or ""
 
 
+def worsened_by_key(doc: dict) -> dict:
+    """Known violations whose fingerprint got worse (``gate.worsened``), recorded yet gating: key -> how."""
+    return {(pass_of(k), k.get("graph"), k.get("check")): str(k.get("worse") or "")
+            for k in (doc.get("gate") or {}).get("worsened") or ()}
+
+
 def known_set(doc: dict) -> set:
-    """Violations recorded as known, so waived: the suite's ``known_violations`` and the baseline's ``gate.known``."""
+    """Violations recorded as known, so waived: the suite's ``known_violations`` and the baseline's ``gate.known``,
+    except the worsened ones (:func:`worsened_by_key`)."""
     entries = list(doc.get("known_violations") or ()) + list((doc.get("gate") or {}).get("known") or ())
-    return {(pass_of(k), k.get("graph"), k.get("check")) for k in entries}
+    return {(pass_of(k), k.get("graph"), k.get("check")) for k in entries} - set(worsened_by_key(doc))
 
 
 def is_strict(doc: dict) -> bool:
@@ -135,6 +144,7 @@ class View:
     problems: list  # records that failed or errored (violations, warnings, known), worst first
     pass_level: dict = field(default_factory=dict)  # pass -> its pass-level records (graph PASS_LEVEL)
     derived: dict = field(default_factory=dict)  # what readers compute from the view once (the headline)
+    worsened: dict = field(default_factory=dict)  # key -> how a known violation got worse: it gates (fail, error)
 
     @property
     def violations(self) -> list:
@@ -200,7 +210,8 @@ def _digest(doc: dict) -> View:
         cell.failing = sorted({r["check"] for r in cell.records if r["status"] in ("fail", "error")})
     problems = [r for r in doc.get("results", ()) if r["status"] in ("fail", "error")]
     problems.sort(key=lambda r: OUTCOMES.index(outcome(r, strict, known)))
-    return View(doc, strict, known, list(passes), [g for g in graphs if g in used], cells, problems, pass_level)
+    return View(doc, strict, known, list(passes), [g for g in graphs if g in used], cells, problems, pass_level,
+                worsened=worsened_by_key(doc))
 
 
 def graph_label(graph: str) -> str:
@@ -264,7 +275,7 @@ def gate(doc: dict) -> dict:
     """The gate section with every entry carrying ``pass_name`` (whichever key its writer used)."""
     g = doc.get("gate") or {}
     out = {k: [{**e, "pass_name": pass_of(e)} for e in g.get(k) or ()]
-           for k in ("regressions", "fixed", "unchanged", "known", "not_evaluated")}
+           for k in ("regressions", "worsened", "fixed", "unchanged", "known", "not_evaluated")}
     return out | {"baseline": g.get("baseline")}
 
 
