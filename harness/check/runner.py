@@ -33,7 +33,7 @@ from typing import Callable, Optional
 
 import torch
 
-from harness.check import fingerprint, verifiers
+from harness.check import crossrun, fingerprint, verifiers
 from harness.check.changes import (
     HandedForms,
     ResultForms,
@@ -259,8 +259,11 @@ def _judge_reruns(add: Callable, loaded: LoadedPass, forms: ResultForms, handed_
     """
     determinism, second = None, []  # second: the deterministic check's PassRun, once it ran
     if config.wants("deterministic"):
-        determinism = _measured(lambda: _deterministic(loaded, forms, case, stage, config.timeout, second),
-                                "deterministic")
+        def local() -> verifiers.Verdict:
+            return _deterministic(loaded, forms, case, stage, config.timeout, second)
+        determinism = _measured(lambda: crossrun.deterministic(  # the second run in another hash seed's process
+            loaded, lambda: forms.canonical, case, stage, config.timeout, handed_fp,
+            _recorded_fingerprint(case, stage), local) if config.hash_seed_check else local(), "deterministic")
     if config.wants("idempotent"):
         add("idempotent", *_measured(
             lambda: _idempotence(loaded, forms, handed_fp, config.timeout, determinism, second), "idempotent"))

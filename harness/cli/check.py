@@ -10,6 +10,7 @@ from harness.core.kinds import Semantics
 from harness.core.shards import argument as shard_argument
 
 __all__ = ["DEFAULT_REPORT_DIR", "positive_float", "positive_int", "check_selection", "add_common_run_options",
+           "add_hash_seed_option",
            "add_parser", "configure_cache", "judge_exercised", "run"]
 
 DEFAULT_REPORT_DIR = "reports/generated"
@@ -79,6 +80,14 @@ def add_common_run_options(p: argparse.ArgumentParser) -> None:
                    "pairs (deterministic split); join the parts with `passgate report merge`")
 
 
+def add_hash_seed_option(p: argparse.ArgumentParser) -> None:
+    """``--hash-seed-check``: ``check`` and ``run`` (harness/run/hashseed.py)."""
+    p.add_argument("--hash-seed-check", action=argparse.BooleanOptionalAction, default=False,
+                   help="make the deterministic check's second run in a worker process started with another "
+                        "PYTHONHASHSEED, so a pass whose output follows the iteration order of a set of strings "
+                        "fails it (default off)")
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "check",
@@ -101,6 +110,7 @@ def add_parser(sub) -> None:
                         "by contract) is not judged exercised (default: the pass's passgate_semantics, else "
                         "preserving)")
     add_common_run_options(p)
+    add_hash_seed_option(p)
     p.add_argument("--checks", type=check_selection, metavar="LIST",
                    help="judge only these checks: ids and the levels must / should, comma-separated (e.g. "
                    "--checks must while iterating on a pass: each pair then runs the pass once, where the "
@@ -154,7 +164,7 @@ def run(args) -> int:
     configure_cache(args)
     config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
                        isolate=not args.no_isolation and forking.available(), workers=args.workers,
-                       checks=args.checks)
+                       checks=args.checks, hash_seed_check=args.hash_seed_check)
     session = Session(
         report_dir=report_dir,
         strict=args.strict,
@@ -178,4 +188,7 @@ def run(args) -> int:
         if args.checks is None or "exercised" in args.checks:
             judge_exercised(s, names, args.shard)
 
-    return session.run(body)
+    from harness.run import hashseed
+
+    with hashseed.active(config.hash_seed_check):
+        return session.run(body)

@@ -14,7 +14,7 @@ import argparse
 import sys
 from dataclasses import replace
 
-from harness.cli.check import add_common_run_options, configure_cache, judge_exercised
+from harness.cli.check import add_common_run_options, add_hash_seed_option, configure_cache, judge_exercised
 
 __all__ = ["add_parser", "add_run_arguments", "add_incremental_arguments", "incremental_of", "catalog_section",
            "annotate_known", "plan_of", "run"]
@@ -33,6 +33,7 @@ def add_parser(sub) -> None:
         ),
     )
     add_run_arguments(p)
+    add_hash_seed_option(p)
     p.add_argument("--baseline", metavar="FILE", help="gate against this baseline (e.g. reports/baseline.json)")
     add_incremental_arguments(p)
     p.set_defaults(run=run)
@@ -171,7 +172,8 @@ def _run(args) -> int:
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
     config = RunConfig(timeout=args.timeout, seed=args.seed,
-                       isolate=not getattr(args, "no_isolation", False) and forking.available())
+                       isolate=not getattr(args, "no_isolation", False) and forking.available(),
+                       hash_seed_check=getattr(args, "hash_seed_check", False))
     full_applied = {k: list(v) for k, v in p.applied.items()}
     shard = getattr(args, "shard", None)
     # what the run is made of, named before a shard keeps its block: the configuration of every shard of one run
@@ -211,7 +213,10 @@ def _run(args) -> int:
             doc["gate"] = g.to_json()
         return doc
 
-    status = session.run(body, extra=extra)
+    from harness.run import hashseed
+
+    with hashseed.active(config.hash_seed_check):  # started before the cases load: its imports overlap them
+        status = session.run(body, extra=extra)
     if not args.quiet:
         print(_catalog_text(p, full_applied, session.results), file=sys.stdout)
     if "gate" in gate_box:

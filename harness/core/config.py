@@ -42,6 +42,10 @@ class RunConfig:
     skip_checks: tuple = ()
     """(check id, reason) pairs not judged but reported ``skip`` with their reason: checks that do not apply
     to how a catalog entry is built (e.g. a pass constructed afresh per call cannot be deterministic)."""
+    hash_seed_check: bool = False
+    """Make the ``deterministic`` check's second run in a worker process started with another
+    ``PYTHONHASHSEED`` (:mod:`harness.check.crossrun`, :mod:`harness.run.hashseed`): a pass whose output follows
+    the iteration order of a set of strings gives the same graph twice in one process."""
     record_deps: bool = False
     """Record the source files each pair executes (:mod:`harness.run.deps`), for the verdict cache; not part of
     any verdict, so it is left out of the cache key."""

@@ -17,7 +17,7 @@ from harness.check.runner import check_pass_on_case
 from harness.core.config import RunConfig
 from harness.core.results import CheckResult, Status, result
 from harness.graphs.cases import GraphCase
-from harness.run import deps
+from harness.run import deps, hashseed
 from harness.run.isolation import run_isolated
 
 __all__ = ["PairDone", "Tally", "check_all"]
@@ -62,6 +62,8 @@ def check_all(passes: Iterable[LoadedPass], cases: Iterable[GraphCase], config: 
     as done without running, so a resumed run's progress continues.
     """
     passes, cases = list(passes), list(cases)
+    if config.hash_seed_check:  # before any fork: isolation workers reach the same hash-seed worker
+        hashseed.ensure()
     todo = [(p, case) for p in passes for case in cases if (p.name, case.name) not in config.skip]
     if tally is not None:
         if tally.total is None:

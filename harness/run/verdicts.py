@@ -135,8 +135,9 @@ def versions() -> dict:
 def config_key(config) -> str:
     """What of a :class:`harness.core.config.RunConfig` changes verdicts (not workers, resume skips, recording)."""
     checks = sorted(config.checks) if config.checks is not None else None
+    hash_seed = ["hash_seed_check"] if getattr(config, "hash_seed_check", False) else []  # off: the keys as before
     return stable([config.stage, config.semantics, config.timeout, config.seed, config.draws, checks,
-                   list(config.skip_checks), config.isolate])
+                   list(config.skip_checks), config.isolate] + hash_seed)
 
 
 def static_key(unit, case_key: str, config, memo: Optional[dict] = None, config_text: Optional[str] = None
