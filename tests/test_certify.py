@@ -85,7 +85,7 @@ def test_intact_bundle_verifies(bundle, keys, capsys):
 
 def test_editing_one_byte_of_any_file_fails_verify_naming_it(bundle, keys, tmp_path, capsys):
     files = sorted(p.name for p in bundle.iterdir())
-    assert len(files) == 8
+    assert len(files) == 9
     for name in files:
         copy = _copy(bundle, tmp_path / name)
         data = bytearray((copy / name).read_bytes())
