@@ -6,6 +6,9 @@
   of a results document (:mod:`.view`); :mod:`.writers` is the only module
   that knows every renderer; :mod:`.html_tables` holds report.html's timing,
   case and op-coverage tables;
+- the entries whose numerics no case could judge, because ``runs`` or
+  ``runnable`` blocked them (:mod:`.blind`; its section in summary.md,
+  report.html and results.json: :mod:`.blind_sections`; ``blind.json``);
 - the one headline every format states (:mod:`.headline`: gate verdict, new,
   known, fixed, stale, warnings) and what a run prints when it ends
   (:mod:`.terminal`: reasons of each failure, counts, headline, report files);
