@@ -12,6 +12,7 @@ which plugs in through entry points (``passgate.catalogs``,
 
 - ``cli``: the ``passgate`` command, one module per subcommand;
 - ``serve``: the warm server, its client and its wire protocol;
+- ``mutate``: mutation testing of catalog passes (``passgate mutate``): what the graphs would catch;
 - ``run``: what a run executes (plan, profiles, sharding), the scheduler and
   isolation of crashing passes, sessions, the library API;
 - ``report``: results.json, junit.xml, summary.md, report.html; diff, merge,

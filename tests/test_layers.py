@@ -14,7 +14,7 @@ import harness
 
 ROOT = Path(__file__).resolve().parent.parent / "harness"
 # lowest first; a layer may import itself and any layer before it
-LAYERS = ("core", "graphs", "check", "pipelines", "catalog", "reduce", "report", "run", "fuzz", "serve", "cli")
+LAYERS = ("core", "graphs", "check", "pipelines", "catalog", "reduce", "report", "run", "fuzz", "mutate", "serve", "cli")
 CONTENT = ("passes", "vulkan", "fixtures")
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import torch
 
@@ -132,8 +132,12 @@ def _fresh_input(case: GraphCase, stage: str):
     return ep
 
 
-def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = RunConfig()) -> list[CheckResult]:
-    """Every IR check of DESIGN.md for ``loaded`` on ``case``, as CheckResults."""
+def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = RunConfig(),
+                       on_result: Optional[Callable[[Any], None]] = None) -> list[CheckResult]:
+    """Every IR check of DESIGN.md for ``loaded`` on ``case``, as CheckResults.
+
+    ``on_result``: called with the program the pass returned, before any check reads it (``passgate mutate``
+    fingerprints it to tell a mutant that changed no program on any case, an equivalent one)."""
     stage = config.stage or loaded.stage
     out: list[CheckResult] = []
 
@@ -162,6 +166,8 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         return out
 
     res = run.program
+    if on_result is not None:
+        on_result(res)
     forms = ResultForms(res)
     if run.entry_input is not None:  # run after prerequisites: what the entry itself changed, not what they did
         # metadata too (handed.meta_keys): a node a prerequisite made without stack_trace (to_backend's delegate

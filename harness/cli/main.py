@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "serve": "harness.cli.serve",
     "fuzz": "harness.cli.fuzz",
     "corpus": "harness.cli.corpus",
+    "mutate": "harness.cli.mutate",
 }
 
 

@@ -23,7 +23,7 @@ import pickle
 import signal
 import time
 from collections import deque
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from harness.run.forking import describe_exit, die_with_parent, send
 
@@ -43,19 +43,22 @@ def _child(conn, fn: Callable[[Any], Any], item: Any, parent_pid: int) -> None:
 
 
 def evaluate(items: list, fn: Callable[[Any], Any], failed: Callable[[Any, str], Any], workers: int = 1,
-             isolate: bool = True, limit: float = 900.0) -> list:
+             isolate: bool = True, limit: float = 900.0, done: Optional[Callable[[int, Any], None]] = None) -> list:
     """``[fn(x) for x in items]``, each in a forked child (``isolate``), up to ``workers`` at once.
 
     A child that dies, raises or outlives ``limit`` seconds gives ``failed(x, why)`` instead.
     Without ``isolate`` the calls run here, one after the other (for a debugger).
+    ``done(index, result)`` is called as each result arrives (progress, partial reports), in arrival order.
     """
+    done = done or (lambda i, value: None)
     if not isolate:
         out = []
-        for x in items:
+        for i, x in enumerate(items):
             try:
                 out.append(fn(x))
             except Exception as exc:  # noqa: BLE001
                 out.append(failed(x, f"{type(exc).__name__}: {exc}"))
+            done(i, out[-1])
         return out
     import multiprocessing
     from multiprocessing.connection import wait
@@ -77,6 +80,7 @@ def evaluate(items: list, fn: Callable[[Any], Any], failed: Callable[[Any, str],
             for conn in wait(list(running), timeout=max(0.0, soonest - time.monotonic())):
                 i, x, proc, _ = running.pop(conn)
                 results[i] = _collect(conn, proc, x, failed)
+                done(i, results[i])
             now = time.monotonic()
             for conn, (i, x, proc, deadline) in list(running.items()):
                 if now >= deadline:
@@ -85,6 +89,7 @@ def evaluate(items: list, fn: Callable[[Any], Any], failed: Callable[[Any, str],
                     conn.close()
                     del running[conn]
                     results[i] = failed(x, f"measuring did not finish within {limit:g} s")
+                    done(i, results[i])
     finally:
         for conn, (_, _, proc, _) in running.items():
             proc.kill()

@@ -1,0 +1,284 @@
+"""A mutation campaign: what the suite's graphs would catch of a broken pass, counted.
+
+For each sampled catalog entry, the unmutated pass first runs on every case
+it applies to, under coverage.py restricted to the entry's own source files
+(:class:`Reference`): per case, the lines it executed, the must-level
+verdicts and a fingerprint of the program it returned. Then each sampled
+mutant of those files (:mod:`harness.mutate.operators`) is put in place in
+a child forked from this warm process (:mod:`harness.mutate.overlay`) and
+the entry runs on the cases whose recorded lines reach the mutated line,
+in turn, until one kills it:
+
+- ``killed``: the gate fails with the unmutated run as its baseline (a new
+  must-level violation, or a known one worsened: :func:`harness.report.baseline.gate`);
+- ``timed_out``: no case killed it but a pass call hit its deadline (the
+  gate judges a timeout a ``runs`` failure, so it counts as killed);
+- ``equivalent``: it changed no returned program on any case it reached
+  (listed apart, out of the score: on these cases it cannot be told from
+  the original);
+- ``survived``: it changed a program and no check noticed;
+- ``not_reached``: no case executes its line (a survivor no graph met);
+- ``not_applied``: it could not be put in place (out of every count).
+
+Score = (killed + timed_out) / (all - equivalent - not_applied), the
+standard definition with undetectable mutants left out, and it comes with
+its sample: the mutants and entries drawn, the seed, the cases.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+from harness.core.config import RunConfig
+from harness.core.results import Level, Status, ir_checks_at
+from harness.mutate.operators import Mutant, mutants_of
+from harness.mutate.overlay import NotApplied, apply, source_of
+
+__all__ = ["OUTCOMES", "DETECTED", "INERT", "Settings", "CaseRun", "Reference", "Outcome", "sample_entries", "sample_mutants",
+           "reference", "judge", "score", "group_scores", "failed_outcome"]
+
+OUTCOMES = ("killed", "timed_out", "survived", "equivalent", "not_reached", "not_applied")
+DETECTED = ("killed", "timed_out")
+MUST = ir_checks_at(Level.MUST)
+INERT = "inert: the mutated pass left every reached program as it was handed"
+"""A survivor's note when the mutant stopped the pass doing anything: no must-level check can see a pass that
+changes nothing (only the should-level, pass-level ``exercised`` could, and only when it does so on every case)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a campaign samples and how it judges (every field is in the report, so a figure names its sample)."""
+
+    sample: int = 600
+    """Mutants drawn in all (fewer when the entries have fewer)."""
+    entries: int = 48
+    """Catalog entries drawn, round-robin over catalogs so each is represented."""
+    seed: int = 0
+    """Seed of both draws: the same seed gives the same entries and mutants."""
+    operators: tuple[str, ...] = ()
+    """Mutation operators used (empty: all of :data:`harness.mutate.operators.OPERATORS`)."""
+    timeout: float = 10.0
+    """Floor of the seconds one pass call may take; each entry gets max(this, 5 x its slowest reference call)."""
+
+
+@dataclass
+class CaseRun:
+    """The unmutated entry on one case."""
+
+    graph: str
+    lines: dict  # file -> frozenset of executed lines
+    results: list  # must-level CheckResults
+    signature: str  # exact fingerprint of the returned program ("raised: ..." when none)
+    seconds: float = 0.0
+
+
+@dataclass
+class Reference:
+    """The unmutated entry on all its cases, and the timeout its mutants get."""
+
+    entry: str
+    runs: list = field(default_factory=list)  # CaseRun, in case order
+    timeout: float = 10.0
+    error: str = ""
+
+    def reaching(self, mutant: Mutant) -> list:
+        return [r for r in self.runs if mutant.line in r.lines.get(mutant.file, ())]
+
+
+@dataclass
+class Outcome:
+    """What became of one mutant."""
+
+    mutant: Mutant
+    entry: str
+    catalog: str
+    status: str
+    cases: list = field(default_factory=list)  # graphs that reach its line
+    killed_by: dict = field(default_factory=dict)  # graph, check, kind (new | worsened), message
+    seconds: float = 0.0
+    note: str = ""
+
+    def to_json(self) -> dict:
+        return {**self.mutant.to_json(), "entry": self.entry, "catalog": self.catalog, "status": self.status,
+                "cases": self.cases, "killed_by": self.killed_by, "seconds": round(self.seconds, 3),
+                "note": self.note}
+
+
+def _catalog_of(target) -> str:
+    return target.catalog or "pass"
+
+
+def sample_entries(targets: list, count: int, seed: int) -> list:
+    """``count`` targets with mutable source, round-robin over catalogs (each shuffled by ``seed``)."""
+    rng = random.Random(f"entries:{seed}")
+    by_catalog: dict[str, list] = {}
+    for t in targets:
+        if t.files:
+            by_catalog.setdefault(_catalog_of(t), []).append(t)
+    for group in by_catalog.values():
+        rng.shuffle(group)
+    chosen, queues = [], [list(g) for _, g in sorted(by_catalog.items())]
+    while len(chosen) < count and any(queues):
+        for q in queues:
+            if q and len(chosen) < count:
+                chosen.append(q.pop())
+    return sorted(chosen, key=lambda t: targets.index(t))
+
+
+def sample_mutants(targets: list, count: int, seed: int, operators: tuple = ()) -> list[tuple]:
+    """``count`` (target, mutant) pairs, round-robin over the targets, each target's mutants shuffled by ``seed``."""
+    rng = random.Random(f"mutants:{seed}")
+    sources: dict[str, str] = {}
+    queues = []
+    for t in targets:
+        mine = []
+        for f in t.files:
+            if f not in sources:
+                sources[f] = source_of(f)
+            mine.extend(mutants_of(f, sources[f], list(operators) or None))
+        rng.shuffle(mine)
+        queues.append((t, mine))
+    chosen: list[tuple] = []
+    while len(chosen) < count and any(q for _, q in queues):
+        for t, q in queues:
+            if q and len(chosen) < count:
+                chosen.append((t, q.pop()))
+    return chosen
+
+
+def _narrowed(target, config: RunConfig, timeout: float) -> RunConfig:
+    """Must-level checks only (the gate's, non-strict), the entry's own skips, no isolation: the child is it."""
+    skips = tuple(target.entry.skipped_checks.items()) if target.entry is not None else ()
+    return replace(config, checks=MUST, isolate=False, skip_checks=skips, timeout=timeout, record_deps=False)
+
+
+def _signature_of(results: list, holder: list) -> str:
+    """The returned program's exact fingerprint, or how the pass failed to return one."""
+    if holder:
+        return holder[0]
+    runs = next((r for r in results if r.check == "runs"), None)
+    return f"{runs.status.value}: {runs.message.splitlines()[0][:200] if runs and runs.message else ''}"
+
+
+def _run_once(target, case, config: RunConfig) -> tuple[list, str]:
+    from harness.check import fingerprint
+    from harness.check.runner import check_pass_on_case
+
+    holder: list = []
+    results = check_pass_on_case(target.loaded, case, config,
+                                 on_result=lambda ep: holder.append(fingerprint.exact(ep.graph_module, ep)))
+    return results, _signature_of(results, holder)
+
+
+def reference(target, cases: list, config: RunConfig, settings: Settings) -> Reference:
+    """The unmutated entry on each case, under coverage.py restricted to its files (run in a forked child)."""
+    import warnings
+
+    import coverage
+
+    ref = Reference(target.name)
+    slowest = 0.0
+    for case in cases:
+        cov = coverage.Coverage(data_file=None, include=list(target.files), config_file=False)
+        cov.set_option("run:disable_warnings", ["no-data-collected", "module-not-measured", "already-imported"])
+        started = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cov.start()
+            try:
+                results, signature = _run_once(target, case, _narrowed(target, config, 600.0))
+            finally:
+                cov.stop()
+        data = cov.get_data()
+        lines = {f: frozenset(data.lines(f) or ()) for f in data.measured_files()}
+        seconds = time.perf_counter() - started
+        runs = next((r for r in results if r.check == "runs"), None)
+        slowest = max(slowest, runs.duration_s if runs else seconds)
+        ref.runs.append(CaseRun(case.name, lines, [r for r in results if r.check in MUST], signature, seconds))
+    ref.timeout = max(settings.timeout, 5 * slowest)
+    return ref
+
+
+def _known(results: list):
+    """The unmutated run's violations on one case as a baseline: the mutant is judged against them."""
+    from harness.report.baseline import Baseline, BaselineEntry
+
+    return Baseline([BaselineEntry(r.pass_name, r.graph, r.check, "the unmutated pass", message=r.message)
+                     for r in results if r.is_violation()])
+
+
+def judge(mutant: Mutant, target, ref: Reference, cases: dict, config: RunConfig) -> Outcome:
+    """Put ``mutant`` in place (in this process: call it in a forked child) and run the entry where it is reached."""
+    started = time.perf_counter()
+    out = Outcome(mutant, target.name, _catalog_of(target), "not_reached")
+    reached = ref.reaching(mutant)
+    out.cases = [r.graph for r in reached]
+    if not reached:
+        return out
+    try:
+        undo = apply(mutant)
+    except NotApplied as exc:
+        out.status, out.note = "not_applied", str(exc)
+        return out
+    try:
+        _judge_reached(out, target, reached, cases, _narrowed(target, config, ref.timeout))
+    finally:
+        undo()  # a forked child dies with its mutant anyway; in-process (--no-isolation) the next one starts clean
+    out.seconds = time.perf_counter() - started
+    return out
+
+
+def _judge_reached(out: Outcome, target, reached: list, cases: dict, config: RunConfig) -> None:
+    """The entry on each reaching case in turn, each gated against the unmutated run's verdicts there."""
+    from harness.report.baseline import gate
+
+    same, timed_out, inert = True, False, True
+    for run in reached:
+        results, signature = _run_once(target, cases[run.graph], config)
+        verdict = gate([r for r in results if r.check in MUST], _known(run.results))
+        worsened = list(getattr(verdict, "worsened", None) or [])
+        failing = verdict.regressions + worsened
+        if failing:
+            first = failing[0]
+            hung = first["check"] == "runs" and "timed out" in (first.get("message") or "")
+            out.status = "timed_out" if hung else "killed"
+            out.killed_by = {"graph": run.graph, "check": first["check"],
+                             "kind": "worsened" if first in worsened else "new",
+                             "message": (first.get("message") or first.get("now") or "")[:300]}
+            return
+        runs = next((r for r in results if r.check == "runs"), None)
+        timed_out |= bool(runs and runs.status is Status.FAIL and "timed out" in runs.message)
+        same &= signature == run.signature
+        inert &= not any((runs.details.get("changed") or {}).values()) if runs else True
+    out.status = "timed_out" if timed_out else ("equivalent" if same else "survived")
+    if out.status == "survived" and inert:
+        out.note = INERT
+
+
+def score(outcomes: list[Outcome]) -> dict:
+    """Counts per outcome and the score over non-equivalent, applied mutants."""
+    counts = {k: 0 for k in OUTCOMES}
+    for o in outcomes:
+        counts[o.status] += 1
+    judged = len(outcomes) - counts["equivalent"] - counts["not_applied"]
+    detected = counts["killed"] + counts["timed_out"]
+    return {"mutants": len(outcomes), **counts, "score": round(100.0 * detected / judged, 1) if judged else None}
+
+
+def group_scores(outcomes: list[Outcome], key: Callable[[Outcome], str]) -> dict:
+    groups: dict[str, list] = {}
+    for o in outcomes:
+        groups.setdefault(key(o), []).append(o)
+    return {k: score(v) for k, v in sorted(groups.items())}
+
+
+def failed_outcome(pair: tuple, why: str) -> Outcome:
+    """A mutant whose child did not come back: died (the gate calls a dead worker's pair an error: killed),
+    outlived its limit (a hang: timed out), or passgate itself raised (not applied, the reason kept)."""
+    target, mutant = pair
+    status = "timed_out" if "within" in why else ("not_applied" if "raised" in why else "killed")
+    killed_by = {"check": "runs", "kind": "new", "message": why[:300]} if status == "killed" else {}
+    return Outcome(mutant, target.name, _catalog_of(target), status, killed_by=killed_by, note=why[:300])

@@ -1,0 +1,112 @@
+"""A whole campaign: entries and mutants drawn, cases loaded once, references and mutants judged in forked children.
+
+The parent loads every case the drawn entries apply to and computes what
+every check needs whatever the pass (reference outputs, fingerprints:
+:func:`harness.check.runner.prepare_case`) before the first fork, so each
+child starts warm and judges one thing: one entry's reference, or one
+mutant. That child is also what makes a mutant private: the swapped code
+object lives and dies with it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from harness.core.config import RunConfig
+from harness.mutate.campaign import (
+    Outcome,
+    Reference,
+    Settings,
+    failed_outcome,
+    judge,
+    reference,
+    sample_entries,
+    sample_mutants,
+)
+
+__all__ = ["Campaign", "run_campaign"]
+
+
+@dataclass
+class Campaign:
+    """Everything a mutation report says: the sample, the references, the outcomes."""
+
+    settings: Settings
+    entries: list = field(default_factory=list)  # entry names drawn
+    cases: list = field(default_factory=list)  # graph names loaded
+    references: dict = field(default_factory=dict)  # entry -> Reference
+    outcomes: list = field(default_factory=list)  # Outcome, in sample order (None while not judged)
+    catalogs: dict = field(default_factory=dict)  # entry -> catalog
+    seconds: float = 0.0
+    complete: bool = False
+
+    def judged(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o is not None]
+
+
+def _cases_for(target, specs: list, by_name: dict) -> list:
+    return [by_name[s.name] for s in specs if target.applies(s)]
+
+
+def _failed_reference(target, why: str) -> Reference:
+    return Reference(target.name, error=why)
+
+
+def run_campaign(targets: list, specs: list, settings: Settings, config: RunConfig, *, workers: int = 1,
+                 isolate: bool = True, note: Callable[[str], None] = lambda s: None,
+                 saved: Optional[Callable[[Campaign], None]] = None) -> Campaign:
+    """Draw, load, measure the references, judge the mutants; ``saved(campaign)`` after each batch of outcomes."""
+    from harness.check.runner import prepare_case
+    from harness.fuzz.workers import evaluate
+    from harness.graphs.cases import load_cases
+
+    started = time.perf_counter()
+    chosen = sample_entries(targets, settings.entries, settings.seed)
+    camp = Campaign(settings, [t.name for t in chosen], catalogs={t.name: t.catalog or "pass" for t in chosen})
+    wanted = [s for s in specs if any(t.applies(s) for t in chosen)]
+    note(f"mutate: {len(chosen)} entries drawn; loading {len(wanted)} cases")
+    by_name = {s.name: c for s, c in zip(wanted, load_cases(wanted))}
+    camp.cases = list(by_name)
+    for t in chosen:
+        for case in _cases_for(t, wanted, by_name):
+            prepare_case(case, t.loaded.stage, config)
+
+    def ref_done(i: int, ref: Reference) -> None:
+        runs = len(ref.runs)
+        note(f"reference {i + 1}/{len(chosen)} {chosen[i].name}: {runs} cases"
+             + (f" (error: {ref.error})" if ref.error else ""))
+
+    refs = evaluate(chosen, lambda t: reference(t, _cases_for(t, wanted, by_name), config, settings),
+                    _failed_reference, workers=workers, isolate=isolate, limit=3600.0, done=ref_done)
+    camp.references = {r.entry: r for r in refs}
+
+    pairs = sample_mutants(chosen, settings.sample, settings.seed, settings.operators)
+    camp.outcomes = [None] * len(pairs)
+    todo = []
+    for i, (t, m) in enumerate(pairs):
+        if camp.references[t.name].reaching(m):
+            todo.append(i)
+        else:
+            camp.outcomes[i] = Outcome(m, t.name, t.catalog or "pass", "not_reached")
+    note(f"mutate: {len(pairs)} mutants drawn, {len(todo)} reached by a case, {len(pairs) - len(todo)} by none")
+
+    count = [0]
+
+    def done(k: int, outcome: Outcome) -> None:
+        camp.outcomes[todo[k]] = outcome
+        count[0] += 1
+        where = f" on {outcome.killed_by.get('graph')} ({outcome.killed_by.get('check')})" if outcome.killed_by else ""
+        note(f"[{count[0]}/{len(todo)}] {outcome.entry} {outcome.mutant.diff()[:90]} ({outcome.mutant.site.operator}):"
+             f" {outcome.status}{where}")
+        if saved is not None and count[0] % 20 == 0:
+            camp.seconds = time.perf_counter() - started
+            saved(camp)
+
+    evaluate([pairs[i] for i in todo],
+             lambda p: judge(p[1], p[0], camp.references[p[0].name], by_name, config),
+             failed_outcome, workers=workers, isolate=isolate, limit=900.0, done=done)
+    camp.complete = True
+    camp.seconds = time.perf_counter() - started
+    return camp

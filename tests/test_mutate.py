@@ -1,0 +1,144 @@
+"""``passgate mutate``: mutants are found, swapped in memory only, and judged by the gate on the cases that reach them."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from run_helpers import DATA, EXE
+
+from harness.mutate.operators import OPERATORS, mutants_of
+from harness.mutate.overlay import NotApplied, apply, source_of
+
+SUBJECT = f"{DATA}/mutation_subject.py:ReluToClamp"
+
+SNIPPET = '''\
+def f(node, graph, dims):
+    """A docstring is never mutated."""
+    if node.op != "call_function" and not node.users:
+        return None
+    for d in dims:
+        if d < 0:
+            continue
+    new = graph.call_function(node.target, (node.args[0], dims[1] + 1), kwargs={"dim": 2})
+    new.meta = dict(node.meta)
+    return new
+'''
+
+
+def _by(mutants, operator):
+    return [m for m in mutants if m.site.operator == operator]
+
+
+def test_every_operator_finds_its_sites_in_a_function_and_ids_are_stable():
+    found = mutants_of("/x/site-packages/pkg/mod.py", SNIPPET)
+    assert {m.site.operator for m in found} == set(OPERATORS)
+    assert [m.id for m in found] == [m.id for m in mutants_of("/x/site-packages/pkg/mod.py", SNIPPET)]
+    assert all(m.id.startswith("pkg/mod.py:") for m in found)  # the same on every machine
+    assert [m.diff() for m in _by(found, "meta")] == ["L9: new.meta = dict(node.meta) -> pass"]
+    assert [m.site.after for m in _by(found, "keyword")] == ["drop kwargs="]  # a dict literal's keys are not
+    assert any(m.diff() == "L4: return None -> pass" for m in _by(found, "early_exit"))
+    assert any(m.diff() == "L7: continue -> pass" for m in _by(found, "early_exit"))
+    assert not any(m.line == 10 for m in _by(found, "early_exit"))  # the last return is not an early exit
+    assert {m.site.after for m in _by(found, "guard")} >= {"if True:", "if False:"}
+    assert any(m.site.before == "1" and m.site.after == "2" for m in _by(found, "number"))
+    assert not any("docstring" in m.site.before for m in found)
+
+
+def _import(path: Path):
+    spec = importlib.util.spec_from_file_location("mutation_overlay_subject", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_mutant_is_swapped_in_memory_for_every_reference_and_undone(tmp_path):
+    path = tmp_path / "subject.py"
+    path.write_text("def bump(x):\n    return x + 1\n\n\nclass K:\n    def twice(self, x):\n        return bump(x) * 2\n")
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    module = _import(path)
+    alias = module.bump  # held elsewhere, as catalogs hold pass classes
+    try:
+        number = next(m for m in mutants_of(str(path), source_of(str(path))) if m.site.after == "2")
+        undo = apply(number)
+        assert alias(1) == 3 and module.K().twice(1) == 6
+        undo()
+        assert alias(1) == 2 and module.K().twice(1) == 4
+        method = next(m for m in mutants_of(str(path), source_of(str(path)))
+                      if m.qualname == "K.twice" and m.site.operator == "arithmetic")
+        undo = apply(method)
+        assert module.K().twice(4) == 2  # (4 + 1) // 2
+        undo()
+    finally:
+        del sys.modules["mutation_overlay_subject"]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before  # never written
+
+
+def test_a_mutant_of_a_module_not_imported_is_not_applied(tmp_path):
+    path = tmp_path / "never_imported.py"
+    path.write_text("def f():\n    return 1\n")
+    with pytest.raises(NotApplied):
+        apply(mutants_of(str(path), source_of(str(path)))[0])
+
+
+@pytest.fixture(scope="module")
+def judged():
+    """Every mutant of the subject pass judged on the built-in graphs, in process."""
+    from harness.core.config import RunConfig
+    from harness.fuzz.targets import for_pass
+    from harness.graphs import sources
+    from harness.graphs.cases import load_cases
+    from harness.mutate.campaign import Settings, judge, reference
+
+    target = for_pass(SUBJECT)
+    cases = load_cases(sources.select(["builtin"]))
+    ref = reference(target, cases, RunConfig(), Settings())
+    by_name = {c.name: c for c in cases}
+    mutants = mutants_of(target.files[0], source_of(target.files[0]))
+    return ref, {m.diff(): judge(m, target, ref, by_name, RunConfig()) for m in mutants}
+
+
+def test_reference_records_the_lines_each_case_reaches(judged):
+    ref, _ = judged
+    reached = {r.graph for r in ref.runs if 25 in next(iter(r.lines.values()), ())}
+    assert reached and "conv_bn_relu" in reached  # it has a relu: the rewrite's line runs
+    assert all(not [x for x in r.results if x.is_violation()] for r in ref.runs)  # the subject is correct
+
+
+def test_mutants_are_killed_by_the_check_that_sees_them(judged):
+    _, out = judged
+    meta = out["L26: new.meta = dict(node.meta) -> pass"]
+    assert meta.status == "killed" and meta.killed_by["check"].startswith("meta_"), meta
+    bound = out["L25: 0 -> 1"]
+    assert bound.status == "killed", bound
+    flipped = out["L22: node.target != EDGE.relu.default -> node.target == EDGE.relu.default"]
+    assert flipped.status == "killed", flipped
+
+
+def test_a_mutant_that_stops_the_pass_survives_as_inert_and_a_no_op_one_is_equivalent(judged):
+    from harness.mutate.campaign import INERT
+
+    _, out = judged
+    never = out["L22: node.op != \"call_function\" -> node.op == 'call_function'"]
+    assert never.status == "survived" and never.note == INERT
+    assert out["L30: if changed: -> if True:"].status == "equivalent"  # recompiling an unchanged graph
+
+
+def test_mutate_list_is_seeded_and_bad_input_exits_2():
+    def listed(seed: int) -> str:
+        proc = subprocess.run([EXE, "mutate", "--list", "--catalog", "exir", "--entries", "3", "--sample", "12",
+                               "--seed", str(seed)], capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    first = listed(1)
+    assert len(first.splitlines()) == 12 and first == listed(1)
+    assert listed(2) != first
+    bad = subprocess.run([EXE, "mutate", "--list", "--catalog", "nosuch"], capture_output=True, text=True, timeout=600)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
