@@ -203,10 +203,12 @@ def reference(target, cases: list, config: RunConfig, settings: Settings) -> Ref
 
 
 def _known(results: list):
-    """The unmutated run's violations on one case as a baseline: the mutant is judged against them."""
-    from harness.report.baseline import Baseline, BaselineEntry
+    """The unmutated run's violations on one case as a baseline, each with its fingerprint: a mutant that fails
+    the same check with more or other offending nodes, another exception or a larger error is ``worsened``."""
+    from harness.report.baseline import Baseline, BaselineEntry, fingerprint_of
 
-    return Baseline([BaselineEntry(r.pass_name, r.graph, r.check, "the unmutated pass", message=r.message)
+    return Baseline([BaselineEntry(r.pass_name, r.graph, r.check, "the unmutated pass", message=r.message,
+                                   fingerprint=fingerprint_of(r))
                      for r in results if r.is_violation()])
 
 
@@ -239,14 +241,13 @@ def _judge_reached(out: Outcome, target, reached: list, cases: dict, config: Run
     for run in reached:
         results, signature = _run_once(target, cases[run.graph], config)
         verdict = gate([r for r in results if r.check in MUST], _known(run.results))
-        worsened = list(getattr(verdict, "worsened", None) or [])
-        failing = verdict.regressions + worsened
+        failing = verdict.regressions + verdict.worsened
         if failing:
             first = failing[0]
             hung = first["check"] == "runs" and "timed out" in (first.get("message") or "")
             out.status = "timed_out" if hung else "killed"
             out.killed_by = {"graph": run.graph, "check": first["check"],
-                             "kind": "worsened" if first in worsened else "new",
+                             "kind": "worsened" if first in verdict.worsened else "new",
                              "message": (first.get("message") or first.get("now") or "")[:300]}
             return
         runs = next((r for r in results if r.check == "runs"), None)
