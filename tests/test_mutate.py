@@ -142,3 +142,44 @@ def test_mutate_list_is_seeded_and_bad_input_exits_2():
     bad = subprocess.run([EXE, "mutate", "--list", "--catalog", "nosuch"], capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def _case(name: str, fn, *inputs):
+    """A lowered case of ``fn`` (a one-method module), named ``name``."""
+    import torch
+
+    from harness.fuzz.measure import lower_fresh
+    from harness.graphs.cases import CaseSpec, ModelInputs
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return fn(x)
+
+    return lower_fresh(CaseSpec(name, "test", lambda: ModelInputs(Model(), inputs), f"{name}:{fn.__doc__}"))
+
+
+def test_a_graph_that_puts_the_rewrite_in_another_context_kills_a_survivor():
+    """The guard for a second user of the inner neg is reached only where it has one: a graph that gives it two
+    kills the mutant that drops the guard, a graph like the old ones does not."""
+    import torch
+
+    from harness.fuzz.targets import for_pass
+    from harness.mutate.hunt import Hunt
+
+    target = for_pass(f"{DATA}/mutation_subject.py:FoldDoubleNeg")
+    guard = next(m for m in mutants_of(target.files[0], source_of(target.files[0]))
+                 if m.qualname == "FoldDoubleNeg.call" and m.site.operator == "early_exit" and m.line == 47)
+    hunt = Hunt({target.name: [guard]}, isolate=False)
+
+    def one_user(x):
+        """neg(neg(x)) + 1"""
+        return torch.neg(torch.neg(x)) + 1
+
+    def two_users(x):
+        """the inner neg also returned"""
+        inner = torch.neg(x)
+        return torch.neg(inner) + 1, inner
+
+    x = torch.randn(3, 4)
+    assert hunt.kills(target, _case("mut_one_user", one_user, x)) == []
+    assert hunt.kills(target, _case("mut_two_users", two_users, x)) == [guard.id]

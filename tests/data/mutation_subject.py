@@ -30,3 +30,25 @@ class ReluToClamp(PassBase):
         if changed:
             graph_module.recompile()
         return PassResult(graph_module, changed)
+
+
+class FoldDoubleNeg(PassBase):
+    """neg(neg(x)) -> x, when nothing else reads the inner neg (else it must stay, and so must the outer one)."""
+
+    def call(self, graph_module: torch.fx.GraphModule) -> PassResult:
+        changed = False
+        for node in list(graph_module.graph.nodes):
+            if node.op != "call_function" or node.target != EDGE.neg.default:
+                continue
+            inner = node.args[0]
+            if not isinstance(inner, torch.fx.Node) or inner.target != EDGE.neg.default:
+                continue
+            if len(inner.users) != 1:
+                continue
+            node.replace_all_uses_with(inner.args[0])
+            graph_module.graph.erase_node(node)
+            graph_module.graph.erase_node(inner)
+            changed = True
+        if changed:
+            graph_module.recompile()
+        return PassResult(graph_module, changed)
