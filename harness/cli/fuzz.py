@@ -11,10 +11,12 @@ import sys
 from harness.core.errors import UsageError
 from harness.core.kinds import Semantics
 
-__all__ = ["DEFAULT_BUDGET", "DEFAULT_TIMEOUT", "add_parser", "run"]
+__all__ = ["DEFAULT_BUDGET", "DEFAULT_TIMEOUT", "CONTEXT_BUDGET", "CONTEXT_DRAWS", "add_parser", "run"]
 
 DEFAULT_BUDGET = 45.0
 DEFAULT_TIMEOUT = 20.0
+CONTEXT_BUDGET = 180.0  # --contexts: seconds per pass
+CONTEXT_DRAWS = 120  # --contexts: draws per pass
 
 
 def add_parser(sub) -> None:
@@ -40,11 +42,18 @@ def add_parser(sub) -> None:
                       help="fuzz every runnable entry of these catalogs (`all`: every catalog) that runs on "
                            "random graphs")
     p.add_argument("--only", nargs="+", metavar="PATTERN", help="with --catalog: only entries matching a glob")
-    p.add_argument("--budget", type=positive_float, default=DEFAULT_BUDGET, metavar="SECONDS",
+    p.add_argument("--contexts", action="store_true",
+                   help="instead of random programs: put every op the pass rewrites (measured on the baseline "
+                        "graphs) in every context of a systematic vocabulary (users, producers, shapes, dtypes, "
+                        "argument forms, quantization, neighbours: docs/contexts.md); keep graphs that reach a new "
+                        "arc or verdict pattern, shrink failures the plain graph does not show")
+    p.add_argument("--budget", type=positive_float, default=None, metavar="SECONDS",
                    help=f"seconds to fuzz, checks of kept graphs included (default {DEFAULT_BUDGET:g}); the "
-                        "warm-up and the baseline graphs come before, shrinking after")
+                        "warm-up and the baseline graphs come before, shrinking after. With --contexts: seconds "
+                        f"per pass (default {CONTEXT_BUDGET:g})")
     p.add_argument("--draws", dest="max_draws", type=positive_int, metavar="N",
-                   help="stop after N draws even if budget is left (an exact, machine-independent run)")
+                   help="stop after N draws even if budget is left (an exact, machine-independent run); with "
+                        f"--contexts: draws per pass (default {CONTEXT_DRAWS})")
     p.add_argument("--seed", type=int, default=0, help="seed of the draws and of numeric input draws (default 0)")
     p.add_argument("--corpus", metavar="DIR", help="write the kept graphs here as plain torch programs "
                    "(default: REPORT/corpus)")
@@ -111,6 +120,10 @@ def run(args) -> int:
     from pathlib import Path
 
     targets, flows = targets_of(args)  # a mistyped SPEC or flow is answered before anything else
+    if args.contexts:
+        return run_contexts(args, targets, flows)
+    if args.budget is None:
+        args.budget = DEFAULT_BUDGET
     baseline = args.baseline_graphs if args.baseline_graphs is not None else (
         ["builtin", "quantized"] if flows else ["builtin"])
     from harness.cli.check import configure_cache
@@ -144,4 +157,45 @@ def run(args) -> int:
     status = session.run(campaign.body, extra=extra)
     if not args.quiet and "fuzz" in box:
         print(render_table(box["fuzz"]))
+    return status
+
+
+def run_contexts(args, targets: list, flows: tuple, keep_reason=None) -> int:
+    """``passgate fuzz --contexts``: :mod:`harness.fuzz.contexts_campaign`; ``keep_reason(graph) -> str | None``
+    keeps a graph for a reason of the caller's (the mutation engine: it kills a surviving mutant)."""
+    from pathlib import Path
+
+    from harness.cli.check import configure_cache
+    from harness.core.config import RunConfig, configuration, pass_record
+    from harness.fuzz.contexts_campaign import ContextCampaign, render_contexts_table
+    from harness.report import results_json as report_json
+    from harness.run import forking
+    from harness.run.session import Session
+
+    report_dir = report_json.ensure_writable(args.report)
+    configure_cache(args)
+    isolate = not args.no_isolation and forking.available()
+    seconds = args.budget if args.budget is not None else CONTEXT_BUDGET
+    draws = args.max_draws or CONTEXT_DRAWS
+    baseline = tuple(args.baseline_graphs if args.baseline_graphs is not None else ["builtin"])
+    config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
+                       isolate=isolate, workers=args.workers)
+    campaign = ContextCampaign(targets, config, args.seed, seconds, draws, flows, baseline, args.strict, isolate,
+                               shrink=not args.no_shrink, shrink_seconds=args.shrink_time,
+                               corpus_dir=Path(args.corpus) if args.corpus else Path(report_dir) / "contexts",
+                               keep_reason=keep_reason)
+    record = {"passes": [pass_record(targets[0].loaded, args.stage, args.semantics)]} if args.pass_spec else {
+        "catalogs": sorted({t.catalog for t in targets}), "entries": [t.name for t in targets]}
+    session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet, configuration=configuration(
+        "fuzz", **record, graphs=[], seed=args.seed, timeout=args.timeout, strict=args.strict, contexts=True,
+        budget=seconds, max_draws=draws, baseline_graphs=list(baseline), quantize=list(flows)))
+    box: dict = {}
+
+    def extra() -> dict:
+        box["contexts"] = campaign.section(session.results)
+        return {"contexts": box["contexts"]}
+
+    status = session.run(campaign.body, extra=extra)
+    if not args.quiet and "contexts" in box:
+        print(render_contexts_table(box["contexts"]))
     return status

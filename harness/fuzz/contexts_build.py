@@ -169,7 +169,7 @@ def build_program(c: Combo, name: str, seed: int = 0) -> Optional[Program]:
     shape, dyn = _shape(c)
     x = _operand(b, shape, dyn)
     r = x
-    for i, key in enumerate(c.op):
+    for key in c.op:
         form = FORMS[key]
         argform = c.argform if c.argform in form.argforms else form.argforms[0]
         r = _call(b, form.call(argform), r, shape, dyn, form.results)[0]
