@@ -144,42 +144,72 @@ def test_mutate_list_is_seeded_and_bad_input_exits_2():
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
-def _case(name: str, fn, *inputs):
-    """A lowered case of ``fn`` (a one-method module), named ``name``."""
+def _one_user(x):
+    """neg(neg(x)) + 1"""
     import torch
 
-    from harness.fuzz.measure import lower_fresh
+    return torch.neg(torch.neg(x)) + 1
+
+
+def _two_users(x):
+    """the inner neg also returned"""
+    import torch
+
+    inner = torch.neg(x)
+    return torch.neg(inner) + 1, inner
+
+
+def _spec(name: str, fn):
+    """The case spec of ``fn`` (a one-method module) on a 3 x 4 input, named ``name``."""
+    import torch
+
     from harness.graphs.cases import CaseSpec, ModelInputs
 
     class Model(torch.nn.Module):
         def forward(self, x):
             return fn(x)
 
-    return lower_fresh(CaseSpec(name, "test", lambda: ModelInputs(Model(), inputs), f"{name}:{fn.__doc__}"))
+    return CaseSpec(name, "test", lambda: ModelInputs(Model(), (torch.randn(3, 4, generator=torch.Generator().manual_seed(0)),)),
+                    f"{name}:{fn.__doc__}")
+
+
+def _fold_target_and_guard():
+    from harness.fuzz.targets import for_pass
+
+    target = for_pass(f"{DATA}/mutation_subject.py:FoldDoubleNeg")
+    guard = next(m for m in mutants_of(target.files[0], source_of(target.files[0]))
+                 if m.qualname == "FoldDoubleNeg.call" and m.site.operator == "early_exit" and m.line == 47)
+    return target, guard
 
 
 def test_a_graph_that_puts_the_rewrite_in_another_context_kills_a_survivor():
     """The guard for a second user of the inner neg is reached only where it has one: a graph that gives it two
     kills the mutant that drops the guard, a graph like the old ones does not."""
-    import torch
-
-    from harness.fuzz.targets import for_pass
+    from harness.fuzz.measure import lower_fresh
     from harness.mutate.hunt import Hunt
 
-    target = for_pass(f"{DATA}/mutation_subject.py:FoldDoubleNeg")
-    guard = next(m for m in mutants_of(target.files[0], source_of(target.files[0]))
-                 if m.qualname == "FoldDoubleNeg.call" and m.site.operator == "early_exit" and m.line == 47)
+    target, guard = _fold_target_and_guard()
     hunt = Hunt({target.name: [guard]}, isolate=False)
+    assert hunt.kills(target, lower_fresh(_spec("mut_one_user", _one_user))) == []
+    assert hunt.kills(target, lower_fresh(_spec("mut_two_users", _two_users))) == [guard.id]
 
-    def one_user(x):
-        """neg(neg(x)) + 1"""
-        return torch.neg(torch.neg(x)) + 1
 
-    def two_users(x):
-        """the inner neg also returned"""
-        inner = torch.neg(x)
-        return torch.neg(inner) + 1, inner
+def test_extending_a_campaign_with_a_graph_judges_only_its_undetected_mutants_there():
+    from harness.core.config import RunConfig
+    from harness.mutate.campaign import Settings
+    from harness.mutate.driver import extend_campaign, run_campaign
+    from harness.mutate.report import document
 
-    x = torch.randn(3, 4)
-    assert hunt.kills(target, _case("mut_one_user", one_user, x)) == []
-    assert hunt.kills(target, _case("mut_two_users", two_users, x)) == [guard.id]
+    target, guard = _fold_target_and_guard()
+    settings = Settings(sample=500, entries=1)
+    before = run_campaign([target], [_spec("mut_one_user", _one_user)], settings, RunConfig(), isolate=False)
+    old = document(before)
+    status = {m["id"]: m["status"] for m in old["mutants"]}
+    assert status[guard.id] == "not_reached" and "killed" in status.values()
+    after = extend_campaign(old, [target], [_spec("mut_two_users", _two_users)], RunConfig(), isolate=False)
+    new = document(after)
+    now = {m["id"]: m for m in new["mutants"]}
+    assert now[guard.id]["status"] == "killed" and now[guard.id]["killed_by"]["graph"] == "mut_two_users"
+    assert all(now[i]["status"] in ("killed", "timed_out") for i, s in status.items() if s in ("killed", "timed_out"))
+    assert new["score"]["score"] > old["score"]["score"]
+    assert new["sample"]["cases"] == ["mut_one_user", "mut_two_users"]

@@ -55,6 +55,9 @@ def add_parser(sub) -> None:
     p.add_argument("-j", "--workers", type=positive_int, default=1, metavar="N", help="children at once (default 1)")
     p.add_argument("--report", default=DEFAULT_REPORT, metavar="DIR", help=f"output folder (default {DEFAULT_REPORT})")
     p.add_argument("--fail-under", type=float, metavar="PCT", help="exit 1 when the score is below PCT")
+    p.add_argument("--from", dest="earlier", metavar="MUTATION_JSON",
+                   help="extend an earlier campaign with the graphs of --graphs (required with it): its sample is "
+                        "drawn again and only its undetected mutants are judged, on the added graphs alone")
     p.add_argument("--list", action="store_true", help="list the drawn entries and mutants, run nothing")
     p.add_argument("--no-isolation", action="store_true", help="judge in this process, one after the other (a debugger)")
     p.add_argument("--cache-dir", metavar="DIR", help="lowered-graph cache (default $PASSGATE_CACHE_DIR)")
@@ -91,7 +94,7 @@ def run(args) -> int:
     from harness.core.config import RunConfig
     from harness.mutate.campaign import Settings, sample_entries, sample_mutants
     from harness.mutate.driver import run_campaign
-    from harness.mutate.report import document, render, write
+    from harness.mutate.report import write
     from harness.run import forking
 
     settings = replace(Settings(), sample=args.sample, entries=args.entries, seed=args.seed,
@@ -102,6 +105,8 @@ def run(args) -> int:
         for t, m in sample_mutants(chosen, settings.sample, settings.seed, settings.operators):
             print(f"{t.name}\t{m.id}\t{m.site.operator}\t{m.diff()}")
         return ExitCode.OK
+    if args.earlier and not args.graphs:
+        raise UsageError("--from needs --graphs: the graphs added to the earlier campaign")
     specs = _specs(args)
     configure_cache(args)
     # a mutant often makes fake-tensor propagation raise, which torch logs with its whole traceback before raising;
@@ -111,6 +116,13 @@ def run(args) -> int:
     config = RunConfig(seed=args.seed)
     isolate = not args.no_isolation and forking.available()
     box: dict = {}
+    if args.earlier:
+        from harness.mutate.driver import extend_campaign
+        from harness.mutate.hunt import read_report
+
+        camp = extend_campaign(read_report(args.earlier), targets, specs, config, workers=args.workers,
+                               isolate=isolate, note=note)
+        return _finish(camp, args)
     try:
         camp = run_campaign(targets, specs, settings, config, workers=args.workers, isolate=isolate, note=note,
                             saved=lambda c: (box.__setitem__("camp", c), write(c, args.report)))
@@ -119,6 +131,12 @@ def run(args) -> int:
             write(box["camp"], args.report)
             print(f"passgate mutate: interrupted; the mutants judged so far are in {args.report}", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    return _finish(camp, args)
+
+
+def _finish(camp, args) -> int:
+    from harness.mutate.report import document, render, write
+
     path = write(camp, args.report)
     doc = document(camp)
     if not args.quiet:

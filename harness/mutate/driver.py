@@ -26,7 +26,7 @@ from harness.mutate.campaign import (
     sample_mutants,
 )
 
-__all__ = ["Campaign", "run_campaign"]
+__all__ = ["Campaign", "run_campaign", "extend_campaign"]
 
 
 @dataclass
@@ -109,4 +109,71 @@ def run_campaign(targets: list, specs: list, settings: Settings, config: RunConf
              failed_outcome, workers=workers, isolate=isolate, limit=900.0, done=done)
     camp.complete = True
     camp.seconds = time.perf_counter() - started
+    return camp
+
+
+_OPEN = ("survived", "not_reached", "equivalent")
+
+
+def _reopened(old: dict, targets: list, settings: Settings) -> tuple[list, list]:
+    """(the drawn targets, the (target, mutant) pairs) of an earlier campaign, drawn again from its settings and
+    checked against its mutant ids (UsageError when the catalogs or sources changed under it)."""
+    from harness.core.errors import UsageError
+
+    chosen = sample_entries(targets, settings.entries, settings.seed)
+    pairs = sample_mutants(chosen, settings.sample, settings.seed, settings.operators)
+    if [m.id for _, m in pairs] != [m["id"] for m in old["mutants"]]:
+        raise UsageError("the earlier mutation report was drawn from other catalogs or sources: its sample cannot "
+                         "be drawn again here (run the whole campaign)")
+    return chosen, pairs
+
+
+def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *, workers: int = 1,
+                    isolate: bool = True, note: Callable[[str], None] = lambda s: None) -> Campaign:
+    """An earlier campaign (its mutation.json) with graphs ``added``: only its undetected mutants are judged again,
+    on the added cases alone. Sound because adding cases changes no verdict on the old ones: a detected mutant stays
+    detected; a survivor is killed when an added case kills it; an equivalent one survives when an added case
+    shows its program changed."""
+    from harness.check.runner import prepare_case
+    from harness.fuzz.workers import evaluate
+    from harness.graphs.cases import load_cases
+    from harness.mutate.campaign import INERT, Outcome
+
+    started = time.perf_counter()
+    s = old["sample"]
+    settings = Settings(s["mutants"], s["entries"], s["seed"], tuple(s["operators"]) if s["operators"] != "all" else (),
+                        s["timeout_floor"])
+    chosen, pairs = _reopened(old, targets, settings)
+    camp = Campaign(settings, [t.name for t in chosen], catalogs={t.name: t.catalog or "pass" for t in chosen})
+    wanted = [sp for sp in added if any(t.applies(sp) for t in chosen)]
+    by_name = {sp.name: c for sp, c in zip(wanted, load_cases(wanted))}
+    camp.cases = list(s["cases"]) + [n for n in by_name if n not in s["cases"]]
+    for t in chosen:
+        for case in _cases_for(t, wanted, by_name):
+            prepare_case(case, t.loaded.stage, config)
+    refs = evaluate(chosen, lambda t: reference(t, _cases_for(t, wanted, by_name), config, settings),
+                    _failed_reference, workers=workers, isolate=isolate, limit=3600.0)
+    camp.references = {r.entry: r for r in refs}
+    camp.outcomes, todo = [], []
+    for (t, m), before in zip(pairs, old["mutants"]):
+        kept = Outcome(m, t.name, t.catalog or "pass", before["status"], list(before["cases"]),
+                       dict(before["killed_by"]), before["seconds"], before["note"])
+        camp.outcomes.append(kept)
+        if before["status"] in _OPEN and camp.references[t.name].reaching(m):
+            todo.append(len(camp.outcomes) - 1)
+    note(f"mutate: {len(todo)} undetected mutants reached by the {len(by_name)} added cases")
+
+    def done(k: int, now: Outcome) -> None:
+        was = camp.outcomes[todo[k]]
+        now.cases = was.cases + now.cases
+        if now.status in _OPEN and "survived" in (was.status, now.status):  # an old difference still counts
+            inert = all(o.note == INERT for o in (was, now) if o.status == "survived")
+            now.status, now.note = "survived", INERT if inert else ""
+        camp.outcomes[todo[k]] = now
+        note(f"[{k + 1}/{len(todo)}] {now.entry} {now.mutant.diff()[:90]}: {was.status} -> {now.status}")
+
+    evaluate([pairs[i] for i in todo], lambda p: judge(p[1], p[0], camp.references[p[0].name], by_name, config),
+             failed_outcome, workers=workers, isolate=isolate, limit=900.0, done=done)
+    camp.complete = bool(old.get("complete"))
+    camp.seconds = float(old.get("seconds", 0.0)) + time.perf_counter() - started
     return camp

@@ -25,20 +25,26 @@ from harness.mutate.campaign import Settings, judge, reference
 from harness.mutate.operators import Mutant, mutants_of
 from harness.mutate.overlay import source_of
 
-__all__ = ["Hunt", "load_survivors"]
+__all__ = ["Hunt", "read_report", "load_survivors"]
 
 
-def load_survivors(path, targets: list) -> dict[str, list[Mutant]]:
-    """Entry name -> its surviving mutants (``survived`` or ``not_reached``) in a mutation.json, rebuilt from their ids
-    over the entries' own files (UsageError when the file is not a mutation report)."""
+def read_report(path) -> dict:
+    """A mutation.json, read (UsageError, one line, when it is missing, corrupt or not a mutation report)."""
     from harness.mutate.report import SCHEMA
 
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"cannot read mutation report {path}: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("mutants"), list):
         raise UsageError(f"{path} is not a passgate mutation report (schema {SCHEMA!r})")
+    return doc
+
+
+def load_survivors(path, targets: list) -> dict[str, list[Mutant]]:
+    """Entry name -> its surviving mutants (``survived`` or ``not_reached``) in a mutation.json, rebuilt from their ids
+    over the entries' own files (UsageError when the file is not a mutation report)."""
+    doc = read_report(path)
     wanted: dict[str, set] = {}
     for m in doc.get("mutants", []):
         if m.get("status") in ("survived", "not_reached"):
