@@ -95,7 +95,9 @@ def worsened(config, result) -> str:
     """How ``result``, a violation the baseline records, got worse than its entry's fingerprint ("" if it did not)."""
     from harness.report import baseline as bl
 
-    entry = _baseline(config).by_key().get((result.pass_name, result.graph, result.check))
+    if not hasattr(config, "_passgate_baseline_by_key"):
+        config._passgate_baseline_by_key = _baseline(config).by_key()
+    entry = config._passgate_baseline_by_key.get((result.pass_name, result.graph, result.check))
     return bl.worse(entry, result) if entry is not None else ""
 
 

@@ -31,6 +31,7 @@ unknown, not absent.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -79,6 +80,9 @@ class Fingerprint:
     exceptions: tuple = ()
     error: Optional[float] = None
     cut: bool = False  # read from a message cut at MESSAGE_LIMIT: what lies past the cut is unknown
+
+    def __hash__(self) -> int:  # the dict fields are never mutated: hash what they hold
+        return hash(json.dumps(self.to_json(), sort_keys=True))
 
     @property
     def empty(self) -> bool:
