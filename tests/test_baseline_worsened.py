@@ -20,6 +20,7 @@ from harness.cli.main import main
 from harness.core.results import Status, result
 from harness.report import baseline as bl
 from harness.report import view as reports
+from harness.report import violation_fingerprint as vf
 from harness.run.library import check_pass
 
 TESTS = Path(__file__).parent
@@ -250,3 +251,35 @@ def test_the_conformance_suite_fails_a_worsened_item_and_xfails_a_known_one(tmp_
     gate = json.loads((tmp_path / "report" / "results.json").read_text())["gate"]
     assert [(d["graph"], d["check"]) for d in gate["worsened"]] == [("mlp", "meta_stack_trace")]
     assert [(d["graph"], d["check"]) for d in gate["known"]] == [("conv_bn_relu", "meta_stack_trace")]
+
+
+def _meta(names: list) -> object:
+    from harness.check.metadata import names_preview
+
+    return result("p", "g", "meta_stack_trace", Status.FAIL, f"{len(names)} new node(s) lack stack_trace: "
+                  f"{names_preview(names)}", {"lost": [], "new_without": names})
+
+
+@pytest.mark.parametrize("now, worsened", [(40, False), (39, False), (41, True)])
+def test_an_entry_whose_message_named_only_some_nodes_compares_their_count(now, worsened):
+    """A recorded ``(+34 more)``: the nodes it did not name are unknown, so only more of them is worse."""
+    recorded = _meta([f"alloc_{i}" if i else "alloc" for i in range(40)])
+    entry = bl.BaselineEntry("p", "g", "meta_stack_trace", "r", message=recorded.message,
+                             fingerprint=vf.from_message(recorded.message))
+    assert entry.fingerprint.more == {"new_without": 34}
+    g = bl.gate([_meta([f"alloc_{i}" if i else "alloc" for i in range(now)])], bl.Baseline([entry]))
+    assert bool(g.worsened) is worsened and g.passed is not worsened
+
+
+def test_a_message_cut_short_says_nothing_of_what_lies_past_the_cut():
+    lost = [f"quantized_decomposed_dequantize_per_tensor_default_{i}" for i in range(7)]
+    full = f"7 surviving node(s) lost stack_trace: {', '.join(lost[:6])} (+1 more); 2 new node(s) lack stack_trace: a, b"
+    recorded = vf.first_line(full)
+    assert len(recorded) == vf.MESSAGE_LIMIT and "new node(s)" not in recorded
+    fp = vf.from_message(recorded)
+    assert fp.cut and set(fp.nodes) == {"lost"} and fp.count("lost") == 7
+    now = result("p", "g", "meta_stack_trace", Status.FAIL, full, {"lost": lost, "new_without": ["a", "b"]})
+    entry = bl.BaselineEntry("p", "g", "meta_stack_trace", "r", message=recorded, fingerprint=fp)
+    assert bl.gate([now], bl.Baseline([entry])).passed  # the two new nodes were past the cut: not known to be new
+    one_more = result("p", "g", "meta_stack_trace", Status.FAIL, full, {"lost": lost + ["x"], "new_without": ["a", "b"]})
+    assert not bl.gate([one_more], bl.Baseline([entry])).passed  # 8 lost where the entry counted 7
