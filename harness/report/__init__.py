@@ -10,11 +10,12 @@
   ``runnable`` blocked them (:mod:`.blind`; its section in summary.md,
   report.html and results.json: :mod:`.blind_sections`; ``blind.json``);
 - the one headline every format states (:mod:`.headline`: gate verdict, new,
-  known, fixed, stale, warnings) and what a run prints when it ends
+  worsened, known, fixed, stale, warnings) and what a run prints when it ends
   (:mod:`.terminal`: reasons of each failure, counts, headline, report files);
 - work on results after the run: diff of two runs (:mod:`.diff`), the
-  shard parts of one run merged (:mod:`.merge`), the baseline gate (:mod:`.baseline`) and certification bundles
-  (:mod:`.certify`).
+  shard parts of one run merged (:mod:`.merge`), the baseline gate (:mod:`.baseline`; what a known
+  violation looked like when recorded, so one that got worse fails it: :mod:`.violation_fingerprint`) and
+  certification bundles (:mod:`.certify`).
 
 Imports: ``harness.core``, ``harness.graphs`` (atomic writes), and
 ``harness.check`` (only :func:`.certify.backend_fingerprint`, to load the pass
