@@ -248,7 +248,7 @@ def _judge_reached(out: Outcome, target, reached: list, cases: dict, config: Run
             out.status = "timed_out" if hung else "killed"
             out.killed_by = {"graph": run.graph, "check": first["check"],
                              "kind": "worsened" if first in verdict.worsened else "new",
-                             "message": (first.get("message") or first.get("now") or "")[:300]}
+                             "message": (first.get("now") or first.get("message") or "")[:300]}
             return
         runs = next((r for r in results if r.check == "runs"), None)
         timed_out |= bool(runs and runs.status is Status.FAIL and "timed out" in runs.message)
