@@ -33,7 +33,7 @@ class CheckInfo:
     id: str
     level: Level
     holds_when: str
-    group: str = "ir"  # ir | vulkan | partition | pass (judged once per pass over all its cases)
+    group: str = "ir"  # ir | vulkan | partition | runtime | pass (judged once per pass over all its cases)
     state: bool = False  # judged on the program the pass leaves, not on what it did (verify-each inherits it)
     reruns: bool = False  # runs the pass again (a pipeline step is not promised to be rerunnable alone)
 
@@ -68,6 +68,12 @@ CHECKS: dict[str, CheckInfo] = {
         CheckInfo("partition_convex", Level.MUST, "no path leaves a partition and comes back into it", "partition"),
         CheckInfo("delegate_call_only", Level.MUST, "the lowered program reaches delegates only through "
                   "executorch_call_delegate, never call_module", "partition"),
+        CheckInfo("serialize_roundtrip", Level.MUST, "the exported program and the .pte survive serialize / "
+                  "deserialize", "runtime"),
+        CheckInfo("runtime_runs", Level.MUST, "the ExecuTorch runtime loads and executes the .pte (the full "
+                  "to_executorch flow, write-back and memory planning included)", "runtime"),
+        CheckInfo("runtime_numerics", Level.MUST, "the runtime's outputs and mutated buffers match eager within "
+                  "tolerance; a failure names the first diverging op", "runtime"),
     )
 }
 

@@ -1,0 +1,247 @@
+"""The runtime checks: a program taken through ``to_executorch`` and run by the ExecuTorch runtime.
+
+Every IR check judges a program run by torch in this process; what users
+ship is a ``.pte`` run by the runtime, and the steps between (write-back of
+mutated buffers, memory planning, emission, serialization, the runtime's
+kernels) are judged here, on an edge program (a case's, or a pass's or a
+pipeline's result):
+
+- ``serialize_roundtrip``: the edge program read back from ExecuTorch's
+  program serde (what ETRecord saves) computes what it did, and the ``.pte``
+  flatbuffer read back (``deserialize_pte_binary``) is the program emitted;
+- ``runtime_runs``: ``EdgeProgramManager.to_executorch`` itself (every step
+  upstream runs, in its order: write-back, the edge-to-executorch passes,
+  memory planning, emission, serialization), then the runtime loads the
+  ``.pte`` and runs ``forward``, in a forked child
+  (:mod:`harness.check.runtime_exec`);
+- ``runtime_numerics``: the runtime's outputs on the sample inputs and two
+  further draws, two calls each (a mutated buffer is carried from call to
+  call, in the runtime as in eager), match the same program run by torch
+  within the ``numerics`` tolerances; a failure names the first diverging
+  op (:mod:`harness.check.runtime_locate`).
+
+Verdicts are memoized per process by the program's exact fingerprint and the
+inputs: a pass that leaves a case's program as it was costs no second run.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from harness.check import fingerprint
+from harness.check.execution import input_draws
+from harness.check.numerics import compare_outputs
+from harness.check.runtime_exec import missing_kernels, run_pte
+from harness.check.runtime_locate import eager_calls, first_divergence
+from harness.check.verifiers import PASS, Verdict
+from harness.core.results import CheckResult, Status, check_ids, result
+
+__all__ = ["RUNTIME_CHECK_IDS", "CALLS", "DRAWS", "Flow", "to_pte", "judge_runtime", "forget"]
+
+RUNTIME_CHECK_IDS: tuple[str, ...] = check_ids("runtime")
+CALLS = 2  # calls per draw on one loaded module: the second reads what the first wrote back
+DRAWS = 3  # the sample and two generated draws (harness.check.execution.input_draws)
+
+_MEMO: dict[str, dict] = {}
+_MEMO_LIMIT = 512
+
+
+@dataclass
+class Flow:
+    """What ``to_executorch`` made of a program: the manager and its ``.pte`` bytes, or where it failed."""
+
+    manager: Any = None  # ExecutorchProgramManager
+    buffer: bytes = b""
+    error: str = ""
+    traceback: str = ""
+
+
+def to_pte(program, compile_config=None, backend_config=None) -> Flow:
+    """``EdgeProgramManager.to_executorch`` on a copy of ``program``, as upstream runs it, and its buffer."""
+    from executorch.exir import EdgeProgramManager, ExecutorchBackendConfig
+
+    try:
+        manager = EdgeProgramManager({"forward": copy.deepcopy(program)}, compile_config=compile_config)
+        et = manager.to_executorch(backend_config or ExecutorchBackendConfig())
+        return Flow(et, et.buffer)
+    except Exception as exc:  # noqa: BLE001 - a flow that raises is a verdict
+        return Flow(error=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
+                    traceback=traceback.format_exc(limit=12))
+
+
+def _in_execution_dialect(program) -> bool:
+    return any(n.op == "call_function" and getattr(n.target, "__name__", "") == "alloc"
+               and "memory" in getattr(n.target, "__module__", "") for n in program.graph.nodes)
+
+
+def _inputs_digest(draws: list) -> str:
+    return hashlib.sha256(repr([fingerprint._arg(list(inputs), {}) for _name, inputs in draws]).encode()).hexdigest()
+
+
+def judge_runtime(program, inputs: tuple, pass_name: str, graph: str, compile_config=None, backend_config=None,
+                  seed: int = 0, missing: str = "fail") -> list[CheckResult]:
+    """The three runtime verdicts of ``program`` (an edge program) on ``inputs`` and its draws.
+
+    ``backend_config``: an ``ExecutorchBackendConfig`` (default: upstream's
+    default); memoized only with the default. ``missing``: the verdict of
+    ``runtime_runs`` when the runtime has no kernel for an op the program
+    calls (``skip`` for a backend pipeline's result, whose ops only its
+    backend runs).
+    """
+    draws = input_draws(tuple(inputs), DRAWS, seed)
+    key = None
+    if backend_config is None:
+        key = f"{fingerprint.exact(program.graph_module, program)}:{_inputs_digest(draws)}:{missing}"
+        if key in _MEMO:
+            return _results(_MEMO[key], pass_name, graph)
+    verdicts = _judge(program, draws, compile_config, backend_config, missing)
+    if key is not None:
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[key] = verdicts
+    return _results(verdicts, pass_name, graph)
+
+
+def forget() -> None:
+    """Drop the memoized verdicts (tests that change what a program's flow does without changing it)."""
+    _MEMO.clear()
+
+
+def _results(verdicts: dict, pass_name: str, graph: str) -> list[CheckResult]:
+    out = []
+    for check in RUNTIME_CHECK_IDS:
+        v, seconds = verdicts[check]
+        out.append(result(pass_name, graph, check, v.status, v.message, copy.deepcopy(v.details), seconds))
+    return out
+
+
+@dataclass
+class _Timed:
+    verdicts: dict = field(default_factory=dict)
+
+    def set(self, check: str, v: Verdict, seconds: float = 0.0) -> None:
+        self.verdicts[check] = (v, seconds)
+
+    def rest(self, v: Verdict) -> dict:
+        for check in RUNTIME_CHECK_IDS:
+            self.verdicts.setdefault(check, (v, 0.0))
+        return self.verdicts
+
+
+def _judge(program, draws: list, compile_config, backend_config, missing: str) -> dict:
+    import time
+
+    t = _Timed()
+    if _in_execution_dialect(program):
+        return t.rest(Verdict(Status.NOT_APPLICABLE, "the program is already in the execution dialect (memory.alloc "
+                              "nodes): to_executorch runs on edge programs"))
+    try:
+        reference = [eager_calls(program, inputs, CALLS) for _name, inputs in draws]
+    except Exception as exc:  # noqa: BLE001 - runnable judges a program torch cannot run
+        return t.rest(Verdict(Status.SKIP, f"the program does not run in torch ({type(exc).__name__}): "
+                              "runnable judges that"))
+    started = time.perf_counter()
+    flow = to_pte(program, compile_config, backend_config)
+    flow_s = time.perf_counter() - started
+    if flow.error:
+        t.set("runtime_runs", Verdict(Status.FAIL, f"to_executorch raised {flow.error}",
+                                      {"stage": "to_executorch", "traceback": flow.traceback}), flow_s)
+        t.set("serialize_roundtrip", _program_roundtrip(program, draws[0][1], reference[0][0].outputs))
+        return t.rest(Verdict(Status.SKIP, "to_executorch did not make a program"))
+    started = time.perf_counter()
+    t.set("serialize_roundtrip", _roundtrips(program, flow, draws[0][1], reference[0][0].outputs),
+          time.perf_counter() - started)
+    operators = [f"{op.name}.{op.overload}" if op.overload else op.name
+                 for op in flow.manager.executorch_program.execution_plan[0].operators]
+    absent = missing_kernels(operators)
+    if absent:
+        status = Status.SKIP if missing == "skip" else Status.FAIL
+        t.set("runtime_runs", Verdict(status, f"this runtime registers no kernel for {', '.join(absent)}",
+                                      {"stage": "kernels", "missing_kernels": absent}), flow_s)
+        return t.rest(Verdict(Status.SKIP, "the runtime cannot run the program"))
+    started = time.perf_counter()
+    runs = [run_pte(flow.buffer, inputs, CALLS) for _name, inputs in draws]
+    run_s = time.perf_counter() - started
+    failed = next(((name, r) for (name, _), r in zip(draws, runs) if not r.ok), None)
+    if failed:
+        name, r = failed
+        t.set("runtime_runs", Verdict(Status.FAIL, f"the runtime failed to {r.stage} the program on draw {name}: "
+                                      f"{r.error}", {"stage": r.stage, "draw": name}), flow_s + run_s)
+        return t.rest(Verdict(Status.SKIP, "the runtime did not run the program"))
+    t.set("runtime_runs", PASS, flow_s + run_s)
+    started = time.perf_counter()
+    t.set("runtime_numerics", _numerics(program, flow, draws, reference, runs), time.perf_counter() - started)
+    return t.verdicts
+
+
+def _program_roundtrip(program, sample: tuple, expected: list) -> Verdict:
+    """The edge program through ExecuTorch's program serde (what ETRecord saves), run again by torch."""
+    from executorch.exir.serde.serialize import deserialize, serialize
+
+    try:
+        back = deserialize(serialize(copy.deepcopy(program)))
+        outputs = eager_calls(back, sample, 1)[0].outputs
+    except Exception as exc:  # noqa: BLE001
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return Verdict(Status.FAIL, f"the edge program does not survive executorch.exir.serde: "
+                                    f"{type(exc).__name__}: {first}", {"stage": "program"})
+    cmp = compare_outputs(expected, outputs)
+    if not cmp.ok:
+        return Verdict(Status.FAIL, "the edge program read back from executorch.exir.serde computes otherwise: "
+                       + cmp.message.replace("before the pass", "before the round trip"), {"stage": "program"})
+    return PASS
+
+
+def _roundtrips(program, flow: Flow, sample: tuple, expected: list) -> Verdict:
+    v = _program_roundtrip(program, sample, expected)
+    if v.status is not Status.PASS:
+        return v
+    from executorch.exir._serialize._program import deserialize_pte_binary
+
+    try:
+        back = deserialize_pte_binary(flow.buffer)
+        emitted = flow.manager.executorch_program
+        plan_back, plan = back.program.execution_plan, emitted.execution_plan
+    except Exception as exc:  # noqa: BLE001
+        return Verdict(Status.FAIL, f"the .pte does not deserialize: {type(exc).__name__}: {exc}", {"stage": "pte"})
+    if plan_back != plan:
+        return Verdict(Status.FAIL, "the .pte read back holds another execution plan than the one emitted",
+                       {"stage": "pte"})
+    return PASS
+
+
+def _numerics(program, flow: Flow, draws: list, reference: list, runs: list) -> Verdict:
+    for (name, inputs), ref, run in zip(draws, reference, runs):
+        for call, (eager, got) in enumerate(zip(ref, run.outputs)):
+            cmp = compare_outputs(eager.outputs, got)
+            if cmp.ok:
+                continue
+            where = f"draw {name}, call {call + 1}"
+            message = cmp.message.replace("before the pass", "in eager")
+            details: dict = {"draw": name, "call": call + 1, "max_abs_err": cmp.max_abs_err,
+                             "worst_output": cmp.worst_output}
+            div = _locate(program, flow, inputs, call)
+            if div is not None:
+                details["first_diverging_op"] = div.to_details()
+                message = (f"{where}: {message}; first diverging op: {div.op} (node {div.node}, instruction "
+                           f"{div.instruction}): {div.message}")
+            else:
+                message = f"{where}: {message}; no single op's ETDump output differs from eager's"
+            return Verdict(Status.FAIL, message, details)
+    return PASS
+
+
+def _locate(program, flow: Flow, inputs: tuple, call: int) -> Optional[Any]:
+    try:
+        run = run_pte(flow.buffer, inputs, call + 1, etdump=True)
+        if not run.ok:
+            return None
+        handle_map = flow.manager.debug_handle_map.get("forward", {})
+        return first_divergence(program, flow.manager.exported_program(), handle_map, run.intermediates, call,
+                                inputs)
+    except Exception:  # noqa: BLE001 - locating is best effort; the verdict stands without it
+        return None

@@ -1,0 +1,159 @@
+"""Eager references for the runtime checks, and the first op whose runtime output diverges from eager's.
+
+The reference of a program run in the runtime is the same program run by
+torch (:func:`eager_calls`): call after call, with each call's mutated
+buffers carried into the next (the runtime keeps them in the loaded
+module), so a buffer the ``.pte`` fails to write back shows as the next
+call's outputs.
+
+When the runtime's outputs differ, :func:`first_divergence` names the op:
+the runtime is run again with ETDump intermediate outputs
+(:mod:`harness.check.runtime_exec`), each instruction is mapped through the
+emitter's debug-handle map (instruction -> the ``debug_handle`` of the edge
+nodes it came from, what the devtools Inspector maps through) to the
+reference program's node with that handle, whose value torch recorded in the
+same call, and the first instruction in execution order whose output is out
+of tolerance is the answer. Why not ``Inspector.calculate_numeric_gap``: it
+needs an ETRecord made by ``to_edge`` with representative inputs and one
+run (it merges runs and asserts they are equal), and a pass's result or a
+stateful program's second call has neither.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import torch
+import torch.fx
+from torch.export.graph_signature import InputKind, OutputKind
+from torch.utils import _pytree as pytree
+
+from harness.check.execution import flat_args
+from harness.check.numerics import compare_outputs
+
+__all__ = ["EagerCall", "eager_calls", "Divergence", "first_divergence"]
+
+
+@dataclass
+class EagerCall:
+    """One call of the program in torch: its user outputs and, when recorded, every node's value."""
+
+    outputs: list
+    values: Optional[dict] = None  # node name -> value
+
+
+class _Recorder(torch.fx.Interpreter):
+    def __init__(self, gm):
+        super().__init__(gm, garbage_collect_values=False)
+        self.values: dict[str, Any] = {}
+
+    def run_node(self, n):
+        out = super().run_node(n)
+        if n.op == "call_function":
+            self.values[n.name] = pytree.tree_map(lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else x, out)
+        return out
+
+
+def eager_calls(ep, inputs: tuple, calls: int, record_call: Optional[int] = None) -> list[EagerCall]:
+    """``calls`` calls of ``ep`` in torch on ``inputs``, mutated buffers carried from call to call.
+
+    ``record_call`` (0-based): record every node's value in that call."""
+    specs = ep.graph_signature.input_specs
+    state: dict[str, torch.Tensor] = {}
+    out: list[EagerCall] = []
+    for i in range(calls):
+        args = flat_args(ep, inputs)
+        for j, spec in enumerate(specs):
+            if spec.kind == InputKind.BUFFER and spec.target in state:
+                args[j] = state[spec.target].clone()
+        with torch.no_grad():
+            if i == record_call:
+                rec = _Recorder(ep.graph_module)
+                flat = rec.run(*args)
+            else:
+                rec, flat = None, ep.graph_module(*args)
+        flat = [x.detach().clone() if isinstance(x, torch.Tensor) else x for x in pytree.tree_leaves(flat)]
+        user = []
+        for spec, value in zip(ep.graph_signature.output_specs, flat):
+            if spec.kind == OutputKind.BUFFER_MUTATION:
+                state[spec.target] = value
+            elif spec.kind == OutputKind.USER_OUTPUT:
+                user.append(value)
+        out.append(EagerCall(user, rec.values if rec else None))
+    return out
+
+
+@dataclass
+class Divergence:
+    """The first runtime instruction whose output is out of tolerance of eager's."""
+
+    op: str  # the emitted operator, e.g. aten.mul.out
+    node: str  # the reference program's node it came from
+    instruction: int
+    call: int  # 1-based
+    message: str
+    compared: int  # instructions compared before it (those with a reference value)
+
+    def to_details(self) -> dict:
+        return {"op": self.op, "node": self.node, "instruction": self.instruction, "call": self.call,
+                "error": self.message, "instructions_compared": self.compared}
+
+
+def _handles_to_nodes(ep) -> dict:
+    out: dict = {}
+    for n in ep.graph.nodes:
+        handle = n.meta.get("debug_handle")
+        if n.op == "call_function" and handle is not None:
+            out.setdefault(handle, []).append(n)
+    return out
+
+
+def _emitted_ops(exec_ep) -> dict:
+    """Instruction id -> the emitted node's target (the emitter writes the instruction id as its debug_handle)."""
+    out = {}
+    for n in exec_ep.graph.nodes:
+        handle = n.meta.get("debug_handle")
+        if n.op == "call_function" and isinstance(handle, int):
+            out[handle] = str(getattr(n.target, "__name__", n.target)).replace("::", ".")
+    return out
+
+
+def _reference_for(nodes: list, values: dict, runtime_out: list) -> tuple[Optional[str], Optional[list]]:
+    """The reference node of an instruction's handle whose value looks like the runtime's output."""
+    want = [tuple(x.shape) for x in runtime_out if isinstance(x, torch.Tensor)]
+    for node in nodes:
+        value = values.get(node.name)
+        leaves = [x for x in pytree.tree_leaves(value) if isinstance(x, torch.Tensor)]
+        if leaves and [tuple(x.shape) for x in leaves][: len(want)] == want:
+            return node.name, leaves[: len(want)]
+    return None, None
+
+
+def first_divergence(reference_ep, exec_ep, handle_map: dict, runtime_calls: list, call: int,
+                     inputs: tuple) -> Optional[Divergence]:
+    """Name the first instruction of call ``call`` (0-based) whose ETDump output differs from eager's.
+
+    ``runtime_calls``: per call, the runtime's InstructionOutput list; ``handle_map``: the emitter's
+    instruction id -> debug handle(s) of ``forward``."""
+    if call >= len(runtime_calls):
+        return None
+    values = eager_calls(reference_ep, inputs, call + 1, record_call=call)[call].values or {}
+    by_handle = _handles_to_nodes(reference_ep)
+    ops = _emitted_ops(exec_ep)
+    compared = 0
+    for item in runtime_calls[call]:
+        handles = handle_map.get(item.instruction)
+        handles = handles if isinstance(handles, list) else [handles]
+        nodes = [n for h in handles if h is not None for n in by_handle.get(h, [])]
+        runtime_out = [x for x in item.outputs if isinstance(x, torch.Tensor) and x.numel()]
+        name, expected = _reference_for(nodes, values, runtime_out)
+        if name is None:
+            continue
+        compared += 1
+        cmp = compare_outputs(expected, runtime_out)
+        if not cmp.ok:
+            op = ops.get(item.instruction, item.name.removeprefix("native_call_"))
+            message = cmp.message.replace("before the pass", "in eager")
+            return Divergence(op, name, item.instruction, call + 1, message, compared)
+    return None
