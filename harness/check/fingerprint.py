@@ -51,7 +51,12 @@ def _val(v: Any) -> Any:
 
 def _target(node: torch.fx.Node) -> str:
     t = node.target
-    return t if isinstance(t, str) else getattr(t, "__name__", None) and f"{getattr(t, '__module__', '')}.{t}" or str(t)
+    if isinstance(t, str):
+        return t
+    text = str(t)
+    if " at 0x" in text:  # a Python function (executorch's memory.alloc): its address changes per process
+        text = getattr(t, "__qualname__", text)
+    return getattr(t, "__name__", None) and f"{getattr(t, '__module__', '')}.{text}" or text
 
 
 def _state(ep) -> tuple:

@@ -7,15 +7,20 @@ its parent bound (an abstract Unix address: no file, and only this user's
 processes are answered). A client, the passgate process or any isolation
 worker it forked, connects once per run and sends a
 :class:`harness.check.crossrun.Request`; the worker asks for the case's
-program the first time it sees the case, loads the pass (imports stay warm
-here), and forks a child per run: the child makes the run
-(:func:`harness.check.crossrun.second_run`) and answers on the connection.
-The pool is those children: they run side by side, one per client, and a
-pass that crashes, hangs in native code, or changes process-wide state takes
-only its child with it. A child that dies or outlives its deadline is
-answered for here, with how it ended.
+program the first time it sees the case and loads the pass (imports stay
+warm here).
 
-The worker dies with its parent (``PR_SET_PDEATHSIG``), and its children with it.
+The runs themselves happen in *runners*: children forked from the worker's
+warm state, one per pass (a run pass-major, as every command's is, forks one
+per pass and client, not one per pair: a fork and the teardown of a copy of
+a torch process cost tens of milliseconds, as much as most runs). The worker
+hands a runner the client's connection (``SCM_RIGHTS``) and the runner
+answers on it, then waits for the next case of its pass. A pass that crashes,
+hangs in native code, or changes process-wide state takes only its runner
+with it: one that dies or outlives its deadline is answered for here, with
+how it ended. Runners of other passes are retired as new passes arrive.
+
+The worker dies with its parent (``PR_SET_PDEATHSIG``), and its runners with it.
 """
 
 from __future__ import annotations
@@ -29,15 +34,29 @@ import socket
 import struct
 import sys
 import time
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 from harness.run.forking import describe_exit, die_with_parent, send
 from harness.run.isolation import grace_seconds
 
-__all__ = ["CHILD_MARGIN_S", "main"]
+__all__ = ["CHILD_MARGIN_S", "IDLE_RUNNERS", "main"]
 
-CHILD_MARGIN_S = 60.0  # past the pass's deadline and grace: a child's own work (copy, fingerprint) before it is killed
+CHILD_MARGIN_S = 60.0  # past the pass's deadline and grace: a runner's own work (copy, fingerprint) before it is killed
+IDLE_RUNNERS = 4  # runners kept waiting for another case of their pass
 _READ_WAIT_S = 120.0  # how long a client may take to send its request or its case
+
+
+@dataclass
+class _Runner:
+    pid: int
+    control: socket.socket  # the worker's end of a SOCK_SEQPACKET pair
+    pass_ref: tuple
+    cases: frozenset  # the case keys it was forked with
+    conn: Any = None  # the client's connection while it runs
+    deadline: float = float("inf")
+    limit: float = 0.0
+    used: float = 0.0
 
 
 def _peer_is_me(sock: socket.socket) -> bool:
@@ -51,93 +70,167 @@ def _recv(conn) -> Optional[object]:
     return pickle.loads(conn.recv_bytes())
 
 
-def _child(conn, state, request, worker_pid: int) -> None:
-    """In the forked child: one run, its answer on ``conn``, then out without any cleanup of the worker's state."""
+def _runner_main(control: socket.socket, state) -> None:
+    """In a runner: take a (request, client connection) at a time, answer on the connection, report done."""
+    from multiprocessing.connection import Connection
+
+    from harness.check import crossrun
+
     code = 3
     try:
-        die_with_parent(worker_pid)
-        from harness.check import crossrun
-
-        send(conn, ("answer", crossrun.second_run(state, request)))
-        code = 0
+        while True:
+            msg, fds, _, _ = socket.recv_fds(control, 1 << 20, 1)
+            if not msg or not fds:
+                code = 0
+                return
+            conn = Connection(fds[0])
+            try:
+                send(conn, ("answer", crossrun.second_run(state, pickle.loads(msg))))
+            except OSError:
+                pass  # the client went away: nothing to answer
+            conn.close()
+            control.send(b"done")
     finally:
         os._exit(code)
 
 
-def _start(conn, state, children: dict) -> None:
-    """Read one client's request (and case), fork its run; answer here when there is nothing to run."""
-    from harness.check import crossrun
+class Worker:
+    """The accept loop, the runners, and the state they are forked from."""
 
-    message = _recv(conn)
-    if message is None:
-        conn.close()
-        return
-    request = message[1]
-    send(conn, ("accepted", crossrun.hash_seed()))
-    try:
-        if request.case_key not in state.cases:
-            send(conn, ("need_case",))
-            shipped = _recv(conn)
-            if shipped is None:
-                conn.close()
-                return
-            state.add_case(request.case_key, shipped)
-        state.load_pass(request.pass_ref)
-    except Exception as exc:  # noqa: BLE001 - the parent makes the run itself and says why
-        send(conn, ("answer", crossrun.Answer("unusable", crossrun.hash_seed(), error=f"{type(exc).__name__}: {exc}")))
-        conn.close()
-        return
-    pid = os.fork()
-    if pid == 0:
-        _child(conn, state, request, os.getppid())
-    limit = request.timeout + grace_seconds(request.timeout) + CHILD_MARGIN_S
-    children[pid] = (conn, time.monotonic() + limit, limit)
+    def __init__(self, listener: socket.socket, state):
+        self.listener, self.state = listener, state
+        self.runners: list[_Runner] = []
 
+    def serve(self) -> None:
+        from multiprocessing.connection import Connection
 
-def _reap(children: dict) -> None:
-    """Close the connections of finished children; answer for those that died or ran out of time."""
-    now = time.monotonic()
-    for pid, (conn, deadline, limit) in list(children.items()):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        message = None
-        if done:
-            code = os.waitstatus_to_exitcode(status)
-            if code != 0:
-                message = f"the worker's process running the pass died: {describe_exit(code)[0]}"
-        elif now > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            message = f"the worker's process running the pass was killed after {limit:g} s (stuck in native code?)"
-        else:
-            continue
-        if message is not None:
+        while True:
+            busy = [r for r in self.runners if r.conn is not None]
+            waits = [self.listener] + [r.control for r in self.runners]
+            ready, _, _ = select.select(waits, [], [], 0.05 if busy else 1.0)
+            for r in [r for r in self.runners if r.control in ready]:
+                self._heard(r)
+            if self.listener in ready:
+                sock, _ = self.listener.accept()
+                if not _peer_is_me(sock):
+                    sock.close()
+                    continue
+                conn = Connection(sock.detach())
+                try:
+                    self._start(conn)
+                except (OSError, EOFError, pickle.UnpicklingError) as exc:
+                    print(f"passgate hash-seed worker: a client went away: {exc}", file=sys.stderr)
+                    conn.close()
+            self._overdue()
+
+    def _start(self, conn) -> None:
+        """Read one client's request (and case); hand it to a runner, or answer here when nothing can run."""
+        from harness.check import crossrun
+
+        message = _recv(conn)
+        if message is None:
+            conn.close()
+            return
+        request = message[1]
+        send(conn, ("accepted", crossrun.hash_seed()))
+        try:
+            if request.case_key not in self.state.cases:
+                send(conn, ("need_case",))
+                shipped = _recv(conn)
+                if shipped is None:
+                    conn.close()
+                    return
+                self.state.add_case(request.case_key, shipped)
+            self.state.load_pass(request.pass_ref)
+        except Exception as exc:  # noqa: BLE001 - the parent makes the run itself and says why
+            send(conn, ("answer", crossrun.Answer("unusable", crossrun.hash_seed(),
+                                                  error=f"{type(exc).__name__}: {exc}")))
+            conn.close()
+            return
+        r = self._runner_for(request, conn)
+        r.limit = request.timeout + grace_seconds(request.timeout) + CHILD_MARGIN_S
+        r.conn, r.deadline = conn, time.monotonic() + r.limit
+        try:
+            socket.send_fds(r.control, [pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)], [conn.fileno()])
+        except OSError:
+            self._lost(r, "the worker's process running the pass was gone before it started")
+
+    def _runner_for(self, request, conn) -> _Runner:
+        """An idle runner of the request's pass that holds its case, else a new one; idle ones beyond
+        :data:`IDLE_RUNNERS`, and stale ones of this pass, retired."""
+        idle = [r for r in self.runners if r.conn is None]
+        for r in idle:
+            if r.pass_ref == request.pass_ref and request.case_key in r.cases:
+                r.used = time.monotonic()
+                return r
+        for r in idle:
+            if r.pass_ref == request.pass_ref:  # forked before this case arrived
+                self._retire(r)
+        idle = sorted((r for r in self.runners if r.conn is None), key=lambda r: r.used)
+        for r in idle[:max(0, len(idle) - IDLE_RUNNERS + 1)]:
+            self._retire(r)
+        return self._fork(request.pass_ref, conn)
+
+    def _fork(self, pass_ref: tuple, conn) -> _Runner:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        worker = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            die_with_parent(worker)
+            mine.close()
+            self.listener.close()  # the worker's death must refuse new clients, not queue them
+            conn.close()  # handed over again with the request: the runner keeps no copy of any client's
+            for r in self.runners:
+                r.control.close()
+                if r.conn is not None:
+                    r.conn.close()
+            _runner_main(theirs, self.state)
+        theirs.close()
+        r = _Runner(pid, mine, pass_ref, frozenset(self.state.cases), used=time.monotonic())
+        self.runners.append(r)
+        return r
+
+    def _heard(self, r: _Runner) -> None:
+        """A runner's control socket is readable: it finished a run, or died."""
+        try:
+            msg = r.control.recv(16)
+        except OSError:
+            msg = b""
+        if msg:
+            r.conn.close()
+            r.conn, r.deadline = None, float("inf")
+            return
+        _, status = os.waitpid(r.pid, 0)
+        self._lost(r, f"the worker's process running the pass died: {describe_exit(os.waitstatus_to_exitcode(status))[0]}",
+                   reaped=True)
+
+    def _overdue(self) -> None:
+        now = time.monotonic()
+        for r in [r for r in self.runners if r.conn is not None and now > r.deadline]:
+            self._lost(r, f"the worker's process running the pass was killed after {r.limit:g} s (stuck in native "
+                          f"code?)")
+
+    def _lost(self, r: _Runner, message: str, reaped: bool = False) -> None:
+        """Retire a runner that cannot finish; tell its client why."""
+        if r.conn is not None:
             try:
-                send(conn, ("died", message))
+                send(r.conn, ("died", message))
             except OSError:
                 pass
-        conn.close()
-        del children[pid]
+            r.conn.close()
+            r.conn = None
+        self._retire(r, reaped)
 
-
-def serve(listener: socket.socket, state) -> None:
-    """Accept runs until killed."""
-    from multiprocessing.connection import Connection
-
-    children: dict = {}
-    while True:
-        ready, _, _ = select.select([listener], [], [], 0.05 if children else 1.0)
-        if ready:
-            sock, _ = listener.accept()
-            if not _peer_is_me(sock):
-                sock.close()
-                continue
-            conn = Connection(sock.detach())
+    def _retire(self, r: _Runner, reaped: bool = False) -> None:
+        if r in self.runners:
+            self.runners.remove(r)
+        r.control.close()
+        if not reaped:
             try:
-                _start(conn, state, children)
-            except (OSError, EOFError, pickle.UnpicklingError) as exc:
-                print(f"passgate hash-seed worker: a client went away: {exc}", file=sys.stderr)
-                conn.close()
-        _reap(children)
+                os.kill(r.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            os.waitpid(r.pid, 0)
 
 
 def main(argv: Optional[list] = None) -> int:
@@ -155,7 +248,7 @@ def main(argv: Optional[list] = None) -> int:
 
     from harness.check import crossrun
 
-    serve(listener, crossrun.WorkerState())
+    Worker(listener, crossrun.WorkerState()).serve()
     return 0
 
 
