@@ -8,9 +8,9 @@ Each rewrites an op the built-in graphs hold, right on the plain graph of that o
 - ``AddToSubNeg`` writes ``add(a, b)`` as ``sub(a, neg(b))`` and rebuilds the call from ``node.args`` alone, so
   the keyword-only ``alpha`` (``torch.add(a, b, alpha=2)``) is dropped: wrong only when an argument is given by
   keyword;
-- ``MulLargerFirst`` puts the operand with more elements first in a ``mul`` (a broadcast-friendly canonical
-  order) and compares the sizes with Python's ``<``: on a size only known at run time (``nonzero``, ``item()``)
-  that comparison cannot be decided and raises; the fixed version asks ``statically_known_true``.
+- ``DivToMulReciprocal`` writes ``div(a, b)`` as ``mul(a, reciprocal(b))`` when the result is small, counting
+  its elements from the sizes' hints (the sample sizes export saw): a size only known at run time (``nonzero``,
+  ``item()``) has no hint, and the count raises; the fixed version leaves such a division alone.
 """
 
 from __future__ import annotations
@@ -20,16 +20,15 @@ import copy
 import torch
 import torch.fx
 from executorch.exir.dialects._ops import ops as exir_ops
-from torch.fx.experimental.symbolic_shapes import statically_known_true
 from torch.fx.passes.infra.pass_base import PassBase, PassResult
 
 EDGE = exir_ops.edge.aten
 
 
-def _call(gm: torch.fx.GraphModule, before: torch.fx.Node, target, args, kwargs=None, like=None) -> torch.fx.Node:
+def _call(gm: torch.fx.GraphModule, before: torch.fx.Node, target, args, kwargs=None) -> torch.fx.Node:
     with gm.graph.inserting_before(before):
         node = gm.graph.call_function(target, tuple(args), dict(kwargs or {}))
-    node.meta = copy.copy((like or before).meta)
+    node.meta = copy.copy(before.meta)
     return node
 
 
@@ -81,7 +80,8 @@ class AddToSubNeg(PassBase):
             a, b = node.args[:2]
             if not isinstance(b, torch.fx.Node):
                 continue
-            neg = _call(gm, node, EDGE.neg.default, (b,), like=b)
+            neg = _call(gm, node, EDGE.neg.default, (b,))
+            neg.meta["val"] = b.meta["val"]
             kwargs = {} if self.broken else node.kwargs
             node.replace_all_uses_with(_call(gm, node, EDGE.sub.Tensor, (a, neg), kwargs))
             gm.graph.erase_node(node)
@@ -93,30 +93,39 @@ class AddToSubNegFixed(AddToSubNeg):
     broken = False
 
 
-class MulLargerFirst(PassBase):
-    """mul(a, b) -> mul(b, a) when b has more elements. The bug: the sizes are compared with ``<``, which
-    cannot be decided for a data-dependent size."""
+class DivToMulReciprocal(PassBase):
+    """div(a, b) -> mul(a, reciprocal(b)) when the result is small, by the hints of its sizes. The bug: a
+    data-dependent size has no hint (None), and the count raises TypeError."""
 
     broken = True
+    LIMIT = 1 << 20
 
-    def larger(self, a: torch.Tensor, b: torch.Tensor) -> bool:
-        if self.broken:
-            return bool(a.numel() < b.numel())
-        return statically_known_true(a.numel() < b.numel())
+    def small(self, val: torch.Tensor) -> bool:
+        """At most LIMIT elements, by the sizes' hints (the sample sizes export saw)."""
+        count = 1
+        for d in val.shape:
+            if isinstance(d, torch.SymInt):
+                if not self.broken and not d.node.has_hint():  # a data-dependent size: no hint, not known small
+                    return False
+                d = d.node.hint
+            count *= d
+        return count <= self.LIMIT
 
     def call(self, gm: torch.fx.GraphModule) -> PassResult:
         modified = False
         for node in list(gm.graph.nodes):
-            if node.op != "call_function" or node.target != EDGE.mul.Tensor:
+            if node.op != "call_function" or node.target != EDGE.div.Tensor:
                 continue
             a, b = node.args[:2]
-            if not (isinstance(a, torch.fx.Node) and isinstance(b, torch.fx.Node)):
+            if not isinstance(b, torch.fx.Node) or not self.small(node.meta["val"]):
                 continue
-            if self.larger(a.meta["val"], b.meta["val"]):
-                node.args = (b, a) + tuple(node.args[2:])
-                modified = True
+            reciprocal = _call(gm, node, EDGE.reciprocal.default, (b,))
+            reciprocal.meta["val"] = b.meta["val"]
+            node.replace_all_uses_with(_call(gm, node, EDGE.mul.Tensor, (a, reciprocal)))
+            gm.graph.erase_node(node)
+            modified = True
         return _finish(gm, modified)
 
 
-class MulLargerFirstFixed(MulLargerFirst):
+class DivToMulReciprocalFixed(DivToMulReciprocal):
     broken = False

@@ -9,6 +9,12 @@ shrunk to a few statements, and their reproducer exits 1 against the broken pass
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from harness.fuzz.contexts import CONTEXTS, FAMILIES, FORMS, Combo, combos, plain, variants
@@ -76,3 +82,53 @@ def test_strategy_is_seeded_and_shrinks_to_the_plain_graph():
                  random=random.Random(0))
     assert found == Combo(("add",), users="several", rank=plain(("add",)).rank)
     assert set(FAMILIES) == {"users", "producer", "rank", "shape", "dtype", "argform", "quant", "neighbour"}
+
+
+# broken pass, its fixed version, the contexts its failure must keep after shrinking (one of them)
+BROKEN = {
+    "two_users": ("ReluToClamp", "ReluToClampFixed", ("users=several", "users=one,", "neighbour=present")),
+    "keyword": ("AddToSubNeg", "AddToSubNegFixed", ("argform=keyword",)),
+    "data_dependent": ("DivToMulReciprocal", "DivToMulReciprocalFixed", ("producer=nonzero", "producer=item")),
+}
+SEARCH_DRAWS = 40  # fewer than the default draws per pass: found within them is found within the default budget
+
+
+@pytest.mark.parametrize("kind", list(BROKEN))
+def test_contexts_finds_shrinks_and_reproduces(kind, tmp_path, passgate_cache):
+    """Found within the default budget, shrunk to the context it needs and a few statements; the reproducer
+    exits 1 on its own and 0 against the fixed pass."""
+    from harness.cli.fuzz import CONTEXT_DRAWS
+
+    broken, fixed, wanted = BROKEN[kind]
+    passes = Path(__file__).resolve().parent / "context_broken_passes.py"
+    root = passes.parent.parent
+    report = tmp_path / "report"
+    env = {**os.environ, "PASSGATE_NO_SERVER": "1", "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "harness.cli.main", "fuzz", "--contexts", "--pass",
+                           f"{passes}:{broken}", "--draws", str(SEARCH_DRAWS), "--report", str(report), "-q"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    doc = json.loads((report / "results.json").read_text())
+    (target,) = doc["contexts"]["targets"]
+    assert target["draws"] == SEARCH_DRAWS <= CONTEXT_DRAWS and target["ops"][0] in ("relu", "add", "div")
+    (failure,) = target["failures"]
+    label = failure["contexts"] + ","
+    assert any(w in label for w in wanted), failure
+    assert label.count("=") <= 2, failure  # shrunk by hypothesis to the contexts it needs
+    rec = next(r for r in doc["results"] if r["graph"] == failure["graph"] and r["check"] == failure["check"])
+    assert rec["status"] in ("fail", "error") and rec["details"]["shrink"]["reproduced"]
+    assert rec["details"]["shrink"]["statements_after"] <= 4, rec["details"]["shrunk_graph"]
+    assert (report / "contexts" / "index.json").is_file()
+
+    repro = report / rec["details"]["repro"]
+    text = repro.read_text()
+    spec_line = next(line for line in text.splitlines() if line.startswith("PASS_SPEC = "))
+    patched = tmp_path / "repro_fixed.py"
+    patched.write_text(text.replace(spec_line, f"PASS_SPEC = {str(passes) + ':' + fixed!r}"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    clean = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    as_is, against_fixed = (subprocess.run([sys.executable, str(s)], cwd=elsewhere, env=clean, capture_output=True,
+                                           text=True, timeout=300) for s in (repro, patched))
+    assert as_is.returncode == 1 and "REPRODUCED" in as_is.stdout, as_is.stdout + as_is.stderr[-2000:]
+    assert against_fixed.returncode == 0, against_fixed.stdout + against_fixed.stderr[-2000:]
