@@ -33,7 +33,7 @@ class CheckInfo:
     id: str
     level: Level
     holds_when: str
-    group: str = "ir"  # ir | vulkan | partition | runtime | pass (judged once per pass over all its cases)
+    group: str = "ir"  # ir | vulkan | partition | runtime | device | pass (judged once per pass over all its cases)
     state: bool = False  # judged on the program the pass leaves, not on what it did (verify-each inherits it)
     reruns: bool = False  # runs the pass again (a pipeline step is not promised to be rerunnable alone)
 
@@ -74,6 +74,8 @@ CHECKS: dict[str, CheckInfo] = {
                   "to_executorch flow, write-back and memory planning included)", "runtime"),
         CheckInfo("runtime_numerics", Level.MUST, "the runtime's outputs and mutated buffers match eager within "
                   "tolerance; a failure names the first diverging op", "runtime"),
+        CheckInfo("device_numerics", Level.MUST, "a BundledProgram run on a named device and runtime matches its "
+                  "expected outputs", "device"),
     )
 }
 
