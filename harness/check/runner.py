@@ -49,6 +49,7 @@ from harness.check.invoke import PassRun, run_pass
 from harness.check.loading import LoadedPass
 from harness.check.metadata import META_CHECKS, seed_metadata
 from harness.check.numerics import compare_outputs
+from harness.check.runtime import judge_result, runtime_skipped
 from harness.core.config import RunConfig
 from harness.core.kinds import Outcome, Semantics
 from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
@@ -155,7 +156,7 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     if run.outcome == Outcome.NOT_APPLICABLE:
         for check in IR_CHECK_IDS:
             add(check, verifiers.Verdict(Status.NOT_APPLICABLE, run.error))
-        return out
+        return out + runtime_skipped(loaded.name, case.name, config, run.error, Status.NOT_APPLICABLE)
     if run.outcome != Outcome.OK:
         what = "timed out" if run.outcome == Outcome.TIMEOUT else "raised"
         add("runs", verifiers.Verdict(Status.FAIL, f"the pass {what}: {run.error}",
@@ -163,7 +164,7 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         for check in IR_CHECK_IDS:
             if check != "runs":
                 add(check, verifiers.Verdict(Status.SKIP, "the pass did not run"))
-        return out
+        return out + runtime_skipped(loaded.name, case.name, config, "the pass did not run")
 
     res = run.program
     if on_result is not None:
@@ -189,6 +190,8 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     _timed(add, "input_unchanged", lambda: _input_unchanged(run, ep, handed_fp, case, stage))
     _judge_reruns(add, loaded, forms, handed_fp, case, stage, config)
     verifiers.attribute_consequences(out)
+    if config.runtime:
+        out += judge_result(res, case, loaded.name, stage, config.seed)
     return out
 
 

@@ -35,16 +35,18 @@ from typing import Any, Optional
 from harness.check import fingerprint
 from harness.check.execution import input_draws
 from harness.check.numerics import compare_outputs
-from harness.check.runtime_exec import missing_kernels, run_pte
+from harness.check.runtime_exec import ChildDied, in_child, missing_kernels, run_pte
 from harness.check.runtime_locate import eager_calls, first_divergence
 from harness.check.verifiers import PASS, Verdict
 from harness.core.results import CheckResult, Status, check_ids, result
 
-__all__ = ["RUNTIME_CHECK_IDS", "CALLS", "DRAWS", "Flow", "to_pte", "judge_runtime", "forget"]
+__all__ = ["RUNTIME_CHECK_IDS", "CALLS", "DRAWS", "Flow", "to_pte", "judge_runtime", "judge_case", "judge_result",
+           "runtime_skipped", "forget"]
 
 RUNTIME_CHECK_IDS: tuple[str, ...] = check_ids("runtime")
 CALLS = 2  # calls per draw on one loaded module: the second reads what the first wrote back
 DRAWS = 3  # the sample and two generated draws (harness.check.execution.input_draws)
+JUDGE_LIMIT_S = 600.0
 
 _MEMO: dict[str, dict] = {}
 _MEMO_LIMIT = 512
@@ -65,6 +67,9 @@ def to_pte(program, compile_config=None, backend_config=None) -> Flow:
     from executorch.exir import EdgeProgramManager, ExecutorchBackendConfig
 
     try:
+        import executorch.kernels.quantized  # noqa: F401 - the quantized ops' out variants and kernels, as a
+        # quantized program's to_executorch needs them (registers into torch and the runtime bindings)
+
         manager = EdgeProgramManager({"forward": copy.deepcopy(program)}, compile_config=compile_config)
         et = manager.to_executorch(backend_config or ExecutorchBackendConfig())
         return Flow(et, et.buffer)
@@ -98,12 +103,50 @@ def judge_runtime(program, inputs: tuple, pass_name: str, graph: str, compile_co
         key = f"{fingerprint.exact(program.graph_module, program)}:{_inputs_digest(draws)}:{missing}"
         if key in _MEMO:
             return _results(_MEMO[key], pass_name, graph)
-    verdicts = _judge(program, draws, compile_config, backend_config, missing)
+    verdicts = _isolated(lambda: _judge(program, draws, compile_config, backend_config, missing))
     if key is not None:
         if len(_MEMO) >= _MEMO_LIMIT:
             _MEMO.clear()
         _MEMO[key] = verdicts
     return _results(verdicts, pass_name, graph)
+
+
+def _isolated(judge) -> dict:
+    """``judge()`` in a forked child: ``to_executorch`` of a quantized program loads the quantized kernels'
+    library (op registrations every later lowering in the process would see), and a crash there is a verdict."""
+    try:
+        return in_child(judge, JUDGE_LIMIT_S)
+    except ChildDied as exc:
+        return _Timed().rest(Verdict(Status.FAIL, f"the to_executorch flow or the runtime {exc}", {"stage": "child"}))
+
+
+def _compile_config(case):
+    from harness.graphs.cases import edge_compile_config
+
+    return edge_compile_config(case.spec.check_ir_validity, case.spec.preserve_ops)
+
+
+def judge_case(case, pass_name: str = "runtime", seed: int = 0) -> list[CheckResult]:
+    """The runtime verdicts of a case's own edge program (the standard profile's runtime unit)."""
+    return judge_runtime(case.shared("edge"), case.sample_inputs(), pass_name, case.name, _compile_config(case),
+                         seed=seed)
+
+
+def judge_result(program, case, pass_name: str, stage: str = "edge", seed: int = 0,
+                 missing: str = "fail") -> list[CheckResult]:
+    """The runtime verdicts of a pass's or a pipeline's result on ``case`` (``passgate check --runtime``)."""
+    if stage != "edge":
+        v = Verdict(Status.NOT_APPLICABLE, f"the runtime checks judge edge programs; this pass ran at {stage}")
+        return _results(_Timed().rest(v), pass_name, case.name)
+    return judge_runtime(program, case.sample_inputs(), pass_name, case.name, _compile_config(case), seed=seed,
+                         missing=missing)
+
+
+def runtime_skipped(pass_name: str, graph: str, config, reason: str, status: Status = Status.SKIP) -> list:
+    """The runtime records of a pair whose pass made no program (none unless ``config.runtime``)."""
+    if not getattr(config, "runtime", False):
+        return []
+    return _results(_Timed().rest(Verdict(status, reason)), pass_name, graph)
 
 
 def forget() -> None:
@@ -169,8 +212,7 @@ def _judge(program, draws: list, compile_config, backend_config, missing: str) -
     failed = next(((name, r) for (name, _), r in zip(draws, runs) if not r.ok), None)
     if failed:
         name, r = failed
-        t.set("runtime_runs", Verdict(Status.FAIL, f"the runtime failed to {r.stage} the program on draw {name}: "
-                                      f"{r.error}", {"stage": r.stage, "draw": name}), flow_s + run_s)
+        t.set("runtime_runs", Verdict(Status.FAIL, f"the runtime failed ({r.stage}) on draw {name}: {r.error}", {"stage": r.stage, "draw": name}), flow_s + run_s)
         return t.rest(Verdict(Status.SKIP, "the runtime did not run the program"))
     t.set("runtime_runs", PASS, flow_s + run_s)
     started = time.perf_counter()

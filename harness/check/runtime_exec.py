@@ -26,7 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-__all__ = ["RuntimeRun", "InstructionOutput", "run_pte", "missing_kernels", "in_child"]
+__all__ = ["RuntimeRun", "InstructionOutput", "run_pte", "missing_kernels", "ChildDied", "in_child"]
 
 DEBUG_BUFFER_BYTES = 64 << 20
 
@@ -66,8 +66,8 @@ def run_pte(buffer: bytes, inputs: tuple, calls: int = 2, etdump: bool = False, 
     """Load ``buffer`` and run ``forward`` ``calls`` times on ``inputs``, in a forked child."""
     try:
         return in_child(lambda: _run_here(buffer, inputs, calls, etdump), timeout)
-    except _ChildDied as exc:
-        return RuntimeRun(error=str(exc), stage="child")
+    except ChildDied as exc:
+        return RuntimeRun(error=f"the runtime's process {exc}", stage="child")
 
 
 def _run_here(buffer: bytes, inputs: tuple, calls: int, etdump: bool) -> RuntimeRun:
@@ -119,31 +119,43 @@ def _intermediates(module) -> list:
     return per_call
 
 
-class _ChildDied(Exception):
-    pass
+class ChildDied(Exception):
+    """The child died (a signal, an exit in native code) or ran out of time; the message says which."""
 
 
 def in_child(fn: Callable[[], Any], timeout: float) -> Any:
-    """``fn()`` in a forked child; raises _ChildDied when it dies or runs out of time."""
-    import multiprocessing
+    """``fn()`` in a forked child; raises ChildDied when it dies or runs out of time.
 
-    ctx = multiprocessing.get_context("fork")
-    parent_conn, child_conn = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, name="passgate-runtime", args=(child_conn, fn, os.getpid()))
-    proc.start()
-    child_conn.close()
+    ``os.fork`` rather than :mod:`multiprocessing`: the isolation pool's workers are daemonic processes, which
+    multiprocessing forbids to have children."""
+    import select
+    import time
+
+    read_fd, write_fd = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read_fd)
+        _child_main(write_fd, fn, parent)
+    os.close(write_fd)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
     try:
-        if not parent_conn.poll(timeout):
-            proc.kill()
-            raise _ChildDied(f"the runtime did not finish within {timeout:g} s")
-        try:
-            kind, value = pickle.loads(parent_conn.recv_bytes())
-        except EOFError:
-            proc.join()
-            raise _ChildDied(f"the runtime's process died: {_describe(proc.exitcode)}") from None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_fd], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                raise ChildDied(f"did not finish within {timeout:g} s")
+            chunk = os.read(read_fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
     finally:
-        parent_conn.close()
-        proc.join()
+        os.close(read_fd)
+        _, status = os.waitpid(pid, 0)
+    if not chunks:
+        raise ChildDied(f"died: {_describe(os.waitstatus_to_exitcode(status))}")
+    kind, value = pickle.loads(b"".join(chunks))
     if kind == "raised":
         raise value
     return value
@@ -159,25 +171,31 @@ def _describe(exitcode: Optional[int]) -> str:
     return f"exited with status {exitcode}"
 
 
-def _child_main(conn, fn: Callable[[], Any], parent_pid: int) -> None:
+def _child_main(write_fd: int, fn: Callable[[], Any], parent_pid: int) -> None:
+    code = 0
     try:
-        import ctypes
+        try:
+            import ctypes
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # die with the parent (Linux)
-    except Exception:  # noqa: BLE001
-        pass
-    if os.getppid() != parent_pid:
-        os._exit(1)
-    import torch
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # die with the parent (Linux)
+        except Exception:  # noqa: BLE001
+            pass
+        if os.getppid() != parent_pid:
+            os._exit(1)
+        import torch
 
-    torch.set_num_threads(1)
-    try:
-        payload = ("ok", fn())
-    except BaseException as exc:  # noqa: BLE001 - handed to the parent
-        payload = ("raised", exc)
-    try:
-        conn.send_bytes(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-    except Exception as exc:  # noqa: BLE001
-        conn.send_bytes(pickle.dumps(("raised", RuntimeError(f"result not picklable: {exc}"))))
-    conn.close()
-    os._exit(0)
+        torch.set_num_threads(1)  # GNU OpenMP is not fork-safe
+        try:
+            payload = ("ok", fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the parent
+            payload = ("raised", exc)
+        try:
+            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # noqa: BLE001
+            data = pickle.dumps(("raised", RuntimeError(f"result not picklable: {exc}")))
+        with os.fdopen(write_fd, "wb") as f:
+            f.write(data)
+    except BaseException:  # noqa: BLE001 - nothing may unwind into the parent's code in a forked child
+        code = 1
+    finally:
+        os._exit(code)

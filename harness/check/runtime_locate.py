@@ -78,7 +78,7 @@ def eager_calls(ep, inputs: tuple, calls: int, record_call: Optional[int] = None
         for spec, value in zip(ep.graph_signature.output_specs, flat):
             if spec.kind == OutputKind.BUFFER_MUTATION:
                 state[spec.target] = value
-            elif spec.kind == OutputKind.USER_OUTPUT:
+            elif spec.kind != OutputKind.USER_INPUT_MUTATION:  # user outputs, a joint graph's loss and gradients
                 user.append(value)
         out.append(EagerCall(user, rec.values if rec else None))
     return out

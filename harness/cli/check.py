@@ -116,6 +116,9 @@ def add_parser(sub) -> None:
                    "--checks must while iterating on a pass: each pair then runs the pass once, where the "
                    "should-level idempotent and deterministic checks run it again); default: every IR check and "
                    "the pass-level exercised")
+    p.add_argument("--runtime", action="store_true", help="also take each pass's result through to_executorch and "
+                   "run it in the ExecuTorch runtime: serialize_roundtrip, runtime_runs, runtime_numerics (a failure "
+                   "names the first op whose output diverges from eager's); see docs/runtime.md")
     p.add_argument("-j", "--workers", type=positive_int, default=1, metavar="N",
                    help="worker processes checking pass x graph pairs at once (default 1; results and reports "
                    "come in the same order whatever N)")
@@ -164,7 +167,7 @@ def run(args) -> int:
     configure_cache(args)
     config = RunConfig(stage=args.stage, semantics=args.semantics, timeout=args.timeout, seed=args.seed,
                        isolate=not args.no_isolation and forking.available(), workers=args.workers,
-                       checks=args.checks, hash_seed_check=args.hash_seed_check)
+                       checks=args.checks, hash_seed_check=args.hash_seed_check, runtime=args.runtime)
     session = Session(
         report_dir=report_dir,
         strict=args.strict,
@@ -172,6 +175,7 @@ def run(args) -> int:
         resume=args.resume,
         configuration=configuration(
             "check", passes=[pass_record(p, args.stage, args.semantics) for p in passes],
+            **({"runtime": True} if args.runtime else {}),
             graphs=[s.name for s in specs], graph_selection=args.graphs or ["builtin"], seed=args.seed,
             count=args.count, timeout=args.timeout, strict=args.strict, checks=args.checks, shard=args.shard),
     )

@@ -46,6 +46,9 @@ class RunConfig:
     """Make the ``deterministic`` check's second run in a worker process started with another
     ``PYTHONHASHSEED`` (:mod:`harness.check.crossrun`, :mod:`harness.run.hashseed`): a pass whose output follows
     the iteration order of a set of strings gives the same graph twice in one process."""
+    runtime: bool = False
+    """Also judge the runtime checks (``serialize_roundtrip``, ``runtime_runs``, ``runtime_numerics``) on each
+    pass's result: ``passgate check --runtime`` (:mod:`harness.check.runtime`)."""
     record_deps: bool = False
     """Record the source files each pair executes (:mod:`harness.run.deps`), for the verdict cache; not part of
     any verdict, so it is left out of the cache key."""
