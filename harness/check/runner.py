@@ -156,7 +156,8 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
     if run.outcome == Outcome.NOT_APPLICABLE:
         for check in IR_CHECK_IDS:
             add(check, verifiers.Verdict(Status.NOT_APPLICABLE, run.error))
-        return out + runtime_skipped(loaded.name, case.name, config, run.error, Status.NOT_APPLICABLE)
+        return out + (runtime_skipped(loaded.name, case.name, run.error, Status.NOT_APPLICABLE)
+                      if config.runtime else [])
     if run.outcome != Outcome.OK:
         what = "timed out" if run.outcome == Outcome.TIMEOUT else "raised"
         add("runs", verifiers.Verdict(Status.FAIL, f"the pass {what}: {run.error}",
@@ -164,7 +165,7 @@ def check_pass_on_case(loaded: LoadedPass, case: GraphCase, config: RunConfig = 
         for check in IR_CHECK_IDS:
             if check != "runs":
                 add(check, verifiers.Verdict(Status.SKIP, "the pass did not run"))
-        return out + runtime_skipped(loaded.name, case.name, config, "the pass did not run")
+        return out + (runtime_skipped(loaded.name, case.name, "the pass did not run") if config.runtime else [])
 
     res = run.program
     if on_result is not None:

@@ -69,6 +69,10 @@ def add_run_arguments(p) -> None:
     p.add_argument("--partitioner", dest="partitioners", action="append", choices=("vulkan", "xnnpack"),
                    help="also check this backend partitioner (repeatable; default: the profile's, none with --catalog)")
     p.add_argument("--no-partitioners", action="store_true", help="check no partitioner")
+    p.add_argument("--runtime", action=argparse.BooleanOptionalAction, default=None,
+                   help="a runtime unit per case and each pipeline's result through the runtime checks "
+                        "(serialize_roundtrip, runtime_runs, runtime_numerics; docs/runtime.md); default: the "
+                        "profile's (standard, full), none with --catalog or --only")
     add_common_run_options(p)
 
 
@@ -109,7 +113,8 @@ def plan_of(args):
 
     return plan.build(args.profile, catalogs=args.catalog, only=args.only, graphs=args.graphs, count=args.count,
                       seed=args.seed, pipelines=args.pipelines, no_pipelines=args.no_pipelines,
-                      partitioners=args.partitioners, no_partitioners=args.no_partitioners)
+                      partitioners=args.partitioners, no_partitioners=args.no_partitioners,
+                      runtime=getattr(args, "runtime", None))
 
 
 def _catalog_text(p, applied: dict, results: list) -> str:
@@ -185,6 +190,7 @@ def _run(args) -> int:
                       resume=getattr(args, "resume", False), configuration=configuration(
         "run", profile=p.profile.name, catalogs=[c.name for c in p.catalogs], entries=[e.name for e in p.runnable],
         pipelines=pipelines, partitioners=partitioners, graphs=[s.name for s in p.specs],
+        **({"hash_seed_check": True} if config.hash_seed_check else {}),
         graph_selection=args.graphs or p.profile.graphs, seed=args.seed, count=args.count, timeout=args.timeout,
         strict=args.strict, baseline=getattr(args, "baseline", None), shard=shard))
     session.json_of = inc.recorded_json  # reused verdicts go into results.json as they were recorded

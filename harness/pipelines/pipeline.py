@@ -317,8 +317,11 @@ def forget(cases: list) -> None:
     MEMOS.forget(cases)
 
 
-def verify_each(pipeline: Pipeline, case, config=None, on_step: Optional[Callable] = None) -> list[StepReport]:
-    """Run ``pipeline`` on ``case`` step by step; judge each step on the program it was handed."""
+def verify_each(pipeline: Pipeline, case, config=None, on_step: Optional[Callable] = None,
+                on_final: Optional[Callable] = None) -> list[StepReport]:
+    """Run ``pipeline`` on ``case`` step by step; judge each step on the program it was handed.
+
+    ``on_final(program)``: called with the pipeline's result when every step ran (the runtime checks judge it)."""
 
     config = config or RunConfig(stage=pipeline.stage, checks=PIPELINE_CHECKS)
     stage = config.stage or pipeline.stage
@@ -345,6 +348,9 @@ def verify_each(pipeline: Pipeline, case, config=None, on_step: Optional[Callabl
             current = run.program
             if pipeline.verifiers is not None:
                 current._verifiers = pipeline.verifiers()
+        else:
+            if on_final is not None and pipeline.steps:
+                on_final(current)
     finally:
         forget(derived)
     return reports

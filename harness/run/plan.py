@@ -2,7 +2,7 @@
 
 A *unit* is one thing judged on one graph: a catalog entry (or a pass given
 by SPEC), a backend pipeline verified after every step, a backend
-partitioner, or a unit content plugs in through the ``passgate.units`` entry
+partitioner, a case's program through the ExecuTorch runtime, or a unit content plugs in through the ``passgate.units`` entry
 point group (the Vulkan Q/DQ fusion cases of ``vulkan/unit.py``). Each kind
 of unit knows the ``(pass name, check)`` items it is judged on and how to
 judge itself, so the plan has no per-kind branches and the engine imports no
@@ -23,20 +23,22 @@ from typing import Any, Callable, ClassVar, Optional
 
 from harness.catalog import resolve_catalogs, select_entries
 from harness.check.loading import load_pass
+from harness.check.runtime import RUNTIME_CHECK_IDS, judge_case, judge_result, runtime_skipped
 from harness.core import plugins
 from harness.core.config import RunConfig
 from harness.core.results import IR_CHECK_IDS
 from harness.graphs import sources
-from harness.pipelines.partitioners import PARTITION_CHECKS, PARTITIONERS, check_backend_partitioner
+from harness.pipelines.partitioners import PARTITIONERS, check_backend_partitioner
 from harness.pipelines.pipeline import PIPELINE_CHECKS, resolve_pipeline, verify_each
 from harness.run import deps, forking
 from harness.run.profiles import available_graphs, profile
 from harness.run.scheduler import check_all
 
-__all__ = ["ENTRY", "PASS", "PIPELINE", "PARTITIONER", "Unit", "EntryUnit", "PassUnit",
-           "PipelineUnit", "PartitionerUnit", "Plan", "step_name", "run_entry", "plugged_units", "build"]
+__all__ = ["ENTRY", "PASS", "PIPELINE", "PARTITIONER", "RUNTIME", "Unit", "EntryUnit", "PassUnit",
+           "PipelineUnit", "PartitionerUnit", "RuntimeUnit", "Plan", "step_name", "run_entry", "plugged_units",
+           "build"]
 
-ENTRY, PASS, PIPELINE, PARTITIONER = "entry", "pass", "pipeline", "partitioner"
+ENTRY, PASS, PIPELINE, PARTITIONER, RUNTIME = "entry", "pass", "pipeline", "partitioner", "runtime"
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,7 @@ class PipelineUnit(Unit):
     """A backend pipeline verified after every step on one graph."""
 
     pipeline: Any = field(default=None, compare=False, repr=False)  # harness.pipelines.pipeline.Pipeline
+    runtime: bool = field(default=False, compare=False)  # the pipeline's result through the runtime checks too
 
     kind: ClassVar[str] = PIPELINE
     heaviness: ClassVar[int] = 2
@@ -137,14 +140,36 @@ class PipelineUnit(Unit):
         # and every pytest-xdist worker must collect the same items in the same order
         checks = [c for c in IR_CHECK_IDS if c in PIPELINE_CHECKS]
         p = self.pipeline
-        return [(step_name(p, i), c) for i in range(len(p.steps)) for c in checks]
+        runtime = [(runtime_name(p), c) for c in RUNTIME_CHECK_IDS] if self.runtime else []
+        return [(step_name(p, i), c) for i in range(len(p.steps)) for c in checks] + runtime
 
     def judge(self, case, config) -> list[tuple[str, str, list]]:
 
         p = self.pipeline
         pconfig = RunConfig(stage=p.stage, timeout=config.timeout, seed=config.seed, checks=PIPELINE_CHECKS)
-        return [(self.graph, rep.results[0].pass_name if rep.results else f"{p.name}/{rep.step}", rep.results)
-                for rep in verify_each(p, case, pconfig)]
+        finals: list = []
+        out = [(self.graph, rep.results[0].pass_name if rep.results else f"{p.name}/{rep.step}", rep.results)
+               for rep in verify_each(p, case, pconfig, on_final=finals.append)]
+        if self.runtime:
+            name = runtime_name(p)
+            rs = (judge_result(finals[0], case, name, p.stage, config.seed, missing="skip") if finals else
+                  runtime_skipped(name, self.graph, "the pipeline stopped before its last step"))
+            out.append((self.graph, name, rs))
+        return out
+
+
+@dataclass(frozen=True)
+class RuntimeUnit(Unit):
+    """A case's own edge program through ``to_executorch`` and the ExecuTorch runtime (:mod:`harness.check.runtime`)."""
+
+    kind: ClassVar[str] = RUNTIME
+    heaviness: ClassVar[int] = 1
+
+    def items(self) -> list[tuple[str, str]]:
+        return [(RUNTIME, c) for c in RUNTIME_CHECK_IDS]
+
+    def judge(self, case, config) -> list[tuple[str, str, list]]:
+        return [(self.graph, RUNTIME, judge_case(case, RUNTIME, config.seed))]
 
 
 @dataclass(frozen=True)
@@ -156,7 +181,7 @@ class PartitionerUnit(Unit):
 
     def items(self) -> list[tuple[str, str]]:
 
-        return [(f"partitioner.{self.name}", c) for c in PARTITION_CHECKS]
+        return [(f"partitioner.{self.name}", c) for c in PARTITIONERS[self.name].checks]
 
     def judge(self, case, config) -> list[tuple[str, str, list]]:
 
@@ -180,6 +205,7 @@ class Plan:
     # entry point name (``passgate.units``) -> the units it plugged in (``vulkan``: the fusion cases)
     plugged: dict = field(default_factory=dict)
     kept: Optional[frozenset] = None  # unit keys this plan is restricted to (a shard); None: every unit
+    runtime: bool = False  # a runtime unit per case, and each pipeline's result through the runtime checks
 
     @property
     def specs_by_name(self) -> dict:
@@ -188,8 +214,10 @@ class Plan:
     def units(self) -> list[Unit]:
         out: list[Unit] = [EntryUnit(e.name, g, e) for e in self.runnable for g in self.applied.get(e.name, ())]
         out += [PassUnit(p.name, g, p) for p in self.passes for g in self.applied.get(p.name, ())]
-        out += [PipelineUnit(p.name, s.name, p) for p in self.pipelines for s in self.specs]
+        out += [PipelineUnit(p.name, s.name, p, self.runtime) for p in self.pipelines for s in self.specs]
         out += [PartitionerUnit(n, s.name) for n in self.partitioners for s in self.specs]
+        if self.runtime:
+            out += [RuntimeUnit(RUNTIME, s.name) for s in self.specs]
         for units in self.plugged.values():
             out += units
         return out if self.kept is None else [u for u in out if u.key in self.kept]
@@ -300,6 +328,11 @@ class _UnitTally:
             self.done(unit, results)
 
 
+def runtime_name(pipeline) -> str:
+    """The pass name of a pipeline's result judged by the runtime checks."""
+    return f"{pipeline.name}/runtime"
+
+
 def step_name(pipeline, index: int) -> str:
     """The pass name verify-each gives step ``index`` (0-based) of ``pipeline``."""
     return f"{pipeline.name}/{index + 1:02d}:{pipeline.steps[index].name}"
@@ -327,12 +360,13 @@ def build(profile_name: str = "standard", catalogs: Optional[list] = None, only:
           graphs: Optional[list] = None, count: Optional[int] = None, seed: int = 0,
           pipelines: Optional[list] = None, no_pipelines: bool = False,
           partitioners: Optional[list] = None, no_partitioners: bool = False,
-          passes: tuple = (), pass_graphs: tuple = ("builtin",), plugged: Optional[bool] = None) -> Plan:
+          passes: tuple = (), pass_graphs: tuple = ("builtin",), plugged: Optional[bool] = None,
+          runtime: Optional[bool] = None) -> Plan:
     """The plan of a profile, narrowed the way ``passgate run``'s options narrow it.
 
     An explicit ``--catalog`` or ``--only`` (or ``--graphs``, for the plugged
     units such as the Vulkan recipes) drops the profile's pipelines,
-    partitioners and plugged units unless they are asked for too. ``passes``
+    partitioners, runtime units and plugged units unless they are asked for too. ``passes``
     are extra SPECs (the conformance suite adds the guide's reference passes)
     run on ``pass_graphs``.
     """
@@ -354,6 +388,7 @@ def build(profile_name: str = "standard", catalogs: Optional[list] = None, only:
         for p in loaded_passes:
             applied[p.name] = [s.name for s in specs if s.name in pass_specs]
     with_plugged = plugged if plugged is not None else not (narrowed or graphs)
+    with_runtime = runtime if runtime is not None else (prof.runtime and not narrowed)
     return Plan(prof, cats, entries, runnable, skipped_slow, specs, notes, loaded_passes,
                 [resolve_pipeline(n) for n in pipeline_names], partitioner_names, applied,
-                plugged_units(prof, seed) if with_plugged else {})
+                plugged_units(prof, seed) if with_plugged else {}, runtime=with_runtime)
