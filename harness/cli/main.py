@@ -43,6 +43,8 @@ COMMANDS: dict[str, str] = {
     "fuzz": "harness.cli.fuzz",
     "corpus": "harness.cli.corpus",
     "mutate": "harness.cli.mutate",
+    "bundle": "harness.cli.device",
+    "device": "harness.cli.device",
 }
 
 

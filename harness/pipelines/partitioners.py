@@ -17,7 +17,10 @@ IR spec: ``fuse_partitions`` turns partitions into submodules reached through
 Backend partitioners (Vulkan, XNNPACK) are checked through the real
 ``to_edge_transform_and_lower``: :class:`_Recording` forwards every call to
 the real partitioner and judges its proposal on the tagged program before
-lowering consumes it. Nothing is stubbed.
+lowering consumes it. Nothing is stubbed. One whose backend the installed
+runtime registers (XNNPACK) is also judged end to end: its lowered program
+goes through ``to_executorch``, is run by the runtime and compared with eager
+(``runtime_runs``, ``runtime_numerics``: :mod:`harness.pipelines.lowered_runtime`).
 """
 
 from __future__ import annotations
@@ -176,6 +179,15 @@ class BackendPartitioner:
     name: str
     make: Callable[[], Partitioner]
     oracle: Callable[[Any, Any], Accepts]
+    # the runtime backend that runs its lowered program here: judged end to end (runtime_runs, runtime_numerics)
+    runtime_backend: Optional[str] = None
+
+    @property
+    def checks(self) -> tuple[str, ...]:
+        """The check ids one case of this partitioner records, in order."""
+        from harness.pipelines.lowered_runtime import RUNTIME_CHECKS
+
+        return PARTITION_CHECKS + (RUNTIME_CHECKS if self.runtime_backend else ())
 
 
 def _vulkan() -> Partitioner:
@@ -192,7 +204,7 @@ def _xnnpack() -> Partitioner:
 
 PARTITIONERS = {
     "vulkan": BackendPartitioner("vulkan", _vulkan, vulkan_oracle),
-    "xnnpack": BackendPartitioner("xnnpack", _xnnpack, config_oracle),
+    "xnnpack": BackendPartitioner("xnnpack", _xnnpack, config_oracle, runtime_backend="XnnpackBackend"),
 }
 
 
@@ -247,10 +259,16 @@ def check_backend_partitioner(bp: BackendPartitioner, case) -> PartitionerRun:
         for check in PARTITION_CHECKS[1:]:
             judged = next((r for r in rec.judged if r.check == check), None)
             out.results.append(judged or result(pass_name, case.name, check, Status.SKIP, "lowering did not finish"))
+        out.results += [result(pass_name, case.name, c, Status.SKIP, "lowering did not finish")
+                        for c in bp.checks[len(PARTITION_CHECKS):]]
         return out
     out.results.append(result(pass_name, case.name, "runs", Status.PASS, "", {}, time.perf_counter() - started))
     out.results.extend(rec.judged or [result(pass_name, case.name, c, Status.NOT_APPLICABLE,
                                              "the partitioner was never asked (nothing to partition)")
                                       for c in ("partition_supported", "partition_convex")])
     out.results.append(delegate_call_only(out.lowered, pass_name, case.name))
+    if bp.runtime_backend:
+        from harness.pipelines.lowered_runtime import runtime_verdicts
+
+        out.results += runtime_verdicts(manager, case, pass_name, bp.runtime_backend)
     return out
