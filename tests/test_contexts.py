@@ -107,7 +107,7 @@ def test_contexts_finds_shrinks_and_reproduces(kind, tmp_path, passgate_cache):
     proc = subprocess.run([sys.executable, "-m", "harness.cli.main", "fuzz", "--contexts", "--pass",
                            f"{passes}:{broken}", "--draws", str(SEARCH_DRAWS), "--report", str(report), "-q"],
                           cwd=root, env=env, capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert proc.returncode == 1 and (report / "results.json").is_file(), proc.stderr[-3000:]
     doc = json.loads((report / "results.json").read_text())
     (target,) = doc["contexts"]["targets"]
     assert target["draws"] == SEARCH_DRAWS <= CONTEXT_DRAWS and target["ops"][0] in ("relu", "add", "div")
@@ -132,3 +132,32 @@ def test_contexts_finds_shrinks_and_reproduces(kind, tmp_path, passgate_cache):
                                            text=True, timeout=300) for s in (repro, patched))
     assert as_is.returncode == 1 and "REPRODUCED" in as_is.stdout, as_is.stdout + as_is.stderr[-2000:]
     assert against_fixed.returncode == 0, against_fixed.stdout + against_fixed.stderr[-2000:]
+
+
+def test_keep_criteria_and_the_mutation_hook_are_deterministic(passgate_cache):
+    """Two searches of one seed draw the same combinations and keep the same graphs for the same reasons: the
+    plain graph first (its arcs are new), then new arcs or verdict patterns, or what keep_reason says."""
+    from harness.fuzz.contexts_run import ContextSearch
+    from harness.fuzz.targets import for_pass
+
+    target = for_pass(f"{Path(__file__).resolve().parent / 'context_broken_passes.py'}:ReluToClampFixed")
+    asked: list = []
+
+    def keep_reason(graph) -> str | None:
+        asked.append(graph.name)
+        return "kills mutant m1" if graph.combo.users == "several" else None
+
+    def search():
+        s = ContextSearch(target, (("relu",),), seed=1, max_draws=8, seconds=900, keep_reason=keep_reason)
+        s.run()
+        return s
+
+    one, two = search(), search()
+    assert one.draws == two.draws == 8 and not one.failures
+    assert [(k.graph.name, k.graph.combo, k.reasons) for k in one.kept] == \
+           [(k.graph.name, k.graph.combo, k.reasons) for k in two.kept]
+    assert one.kept[0].graph.combo == plain(("relu",)) and one.kept[0].reasons[0].endswith("arcs")
+    assert all(k.reasons for k in one.kept) and len(one.kept) < 8
+    several = [k for k in one.kept if k.graph.combo.users == "several"]
+    assert several and all("kills mutant m1" in k.reasons for k in several)
+    assert len(asked) == 2 * (8 - one.not_built - one.not_lowered)

@@ -147,6 +147,7 @@ class ContextSearch:
     base_arcs: frozenset = frozenset()
     keep_reason: Optional[KeepReason] = None
     note: Callable[[str], None] = lambda message: None
+    progress_every: float = 15.0  # seconds between progress lines
 
     def __post_init__(self):
         self.arcs: set = set(self.base_arcs)
@@ -159,6 +160,7 @@ class ContextSearch:
         self._graphs: dict = {}
         self._hunting: Optional[set] = None  # while hypothesis shrinks a failure: the checks it must keep failing
         self._found: set = set()
+        self._last_note = time.monotonic()
 
     # ------------------------------------------------------------ one draw
     def graph(self, combo: Combo) -> Optional[ContextGraph]:
@@ -184,6 +186,9 @@ class ContextSearch:
 
     def _record(self, combo: Combo, seen: Optional[Seen]) -> None:
         self.draws += 1
+        if time.monotonic() - self._last_note >= self.progress_every:
+            self._last_note = time.monotonic()
+            self.note(self.progress())
         if seen is None:
             self.not_built += 1
             return
@@ -207,6 +212,7 @@ class ContextSearch:
                 reasons.append(why)
         if reasons:
             self.kept.append(KeptContext(graph, self.draws, reasons, seen))
+            self.note(f"{self.target.name}: kept {graph.name} (draw {self.draws}) {combo.label}: {'; '.join(reasons)}")
 
     def _new_violations(self, combo: Combo, seen: Optional[Seen]) -> set:
         if seen is None or (not seen.ok and seen.error.startswith("does not lower")):
