@@ -36,7 +36,7 @@ from harness.check import fingerprint
 from harness.check.execution import input_draws
 from harness.check.numerics import compare_outputs
 from harness.check.runtime_exec import ChildDied, in_child, missing_kernels, run_pte
-from harness.check.runtime_locate import eager_calls, first_divergence
+from harness.check.runtime_locate import eager_calls, failing_op, first_divergence
 from harness.check.verifiers import PASS, Verdict
 from harness.core.results import CheckResult, Status, check_ids, result
 
@@ -218,7 +218,13 @@ def _judge(program, draws: list, compile_config, backend_config, missing: str) -
     failed = next(((name, r) for (name, _), r in zip(draws, runs) if not r.ok), None)
     if failed:
         name, r = failed
-        t.set("runtime_runs", Verdict(Status.FAIL, f"the runtime failed ({r.stage}) on draw {name}: {r.error}", {"stage": r.stage, "draw": name}), flow_s + run_s)
+        details: dict = {"stage": r.stage, "draw": name}
+        message = f"the runtime failed ({r.stage}) on draw {name}: {r.error}"
+        stopped = _stopped_at(flow, dict(draws)[name], len(r.outputs)) if r.stage == "execute" else None
+        if stopped is not None:
+            details["failing_op"] = {"op": stopped[0], "instruction": stopped[1]}
+            message += f"; it stopped at op {stopped[0]} (instruction {stopped[1]})"
+        t.set("runtime_runs", Verdict(Status.FAIL, message, details), flow_s + run_s)
         return t.rest(Verdict(Status.SKIP, "the runtime did not run the program"))
     t.set("runtime_runs", PASS, flow_s + run_s)
     started = time.perf_counter()
@@ -281,6 +287,14 @@ def _numerics(program, flow: Flow, draws: list, reference: list, runs: list) -> 
                 message = f"{where}: {message}; no single op's ETDump output differs from eager's"
             return Verdict(Status.FAIL, message, details)
     return PASS
+
+
+def _stopped_at(flow: Flow, inputs: tuple, call: int) -> Optional[tuple]:
+    try:
+        run = run_pte(flow.buffer, inputs, call + 1, etdump=True)
+        return failing_op(flow.manager.exported_program(), run.intermediates, call)
+    except Exception:  # noqa: BLE001 - best effort, as _locate
+        return None
 
 
 def _locate(program, flow: Flow, inputs: tuple, call: int) -> Optional[Any]:

@@ -32,7 +32,7 @@ from torch.utils import _pytree as pytree
 from harness.check.execution import flat_args
 from harness.check.numerics import compare_outputs
 
-__all__ = ["EagerCall", "eager_calls", "Divergence", "first_divergence"]
+__all__ = ["EagerCall", "eager_calls", "Divergence", "first_divergence", "failing_op"]
 
 
 @dataclass
@@ -157,3 +157,13 @@ def first_divergence(reference_ep, exec_ep, handle_map: dict, runtime_calls: lis
             message = cmp.message.replace("before the pass", "in eager")
             return Divergence(op, name, item.instruction, call + 1, message, compared)
     return None
+
+
+def failing_op(exec_ep, runtime_calls: list, call: int) -> Optional[tuple[str, int]]:
+    """(op, instruction) of the first emitted op after the last instruction ETDump logged in call ``call``
+    (0-based): the op the runtime stopped at."""
+    ops = _emitted_ops(exec_ep)
+    done = [item.instruction for item in runtime_calls[call]] if call < len(runtime_calls) else []
+    last = max(done) if done else -1
+    after = sorted(i for i in ops if i > last)
+    return (ops[after[0]], after[0]) if after else None

@@ -1,0 +1,148 @@
+"""The runtime checks catch what only the runtime sees, and name the op.
+
+Three deliberately broken pieces of the ``to_executorch`` flow, each put in
+through the flow's own extension points (``ExecutorchBackendConfig``'s
+``memory_planning_pass`` and ``passes``), each passing every IR check of the
+program it works on and each failing a runtime check with the op named; a
+correct pass is flagged by nothing.
+"""
+
+from __future__ import annotations
+
+import torch
+from executorch.exir import ExecutorchBackendConfig
+from executorch.exir.passes import MemoryPlanningPass
+from torch.fx.passes.infra.pass_base import PassResult
+
+from harness.check.loading import from_object
+from harness.check.runner import check_pass_on_case
+from harness.check.runtime import RUNTIME_CHECK_IDS, judge_case, judge_runtime
+from harness.core.config import RunConfig
+from harness.core.results import Status
+from harness.graphs import sources
+from harness.graphs.cases import CaseSpec, GraphCase, ModelInputs, edge_compile_config, export_and_lower, load_case
+from harness.pipelines.pipeline import PIPELINE_CHECKS, MemoryPlanningRun, derived_case, resolve_pipeline
+
+
+def _case(name: str) -> GraphCase:
+    return load_case(next(s for s in sources.select(["builtin"]) if s.name == name))
+
+
+def _runtime(case: GraphCase, config: ExecutorchBackendConfig) -> dict:
+    rs = judge_runtime(case.program("edge"), case.sample_inputs(), "broken", case.name,
+                       edge_compile_config(True, ()), backend_config=config)
+    return {r.check: r for r in rs}
+
+
+def _ir_violations(pass_obj, case: GraphCase) -> list:
+    rs = check_pass_on_case(from_object(pass_obj, type(pass_obj).__name__), case,
+                            RunConfig(stage="edge", checks=PIPELINE_CHECKS))
+    return [(r.check, r.message) for r in rs if r.is_violation()]
+
+
+def _before_planning(case: GraphCase) -> GraphCase:
+    """The program to_executorch hands its memory planner (every step of the to_executorch pipeline)."""
+    pipeline = resolve_pipeline("to_executorch")
+    program = pipeline.prefix(len(pipeline.steps)).call(case.program("edge")).exported_program
+    return derived_case(case, "edge", program, "before memory planning")
+
+
+class SharedStoragePlanner(MemoryPlanningPass):
+    """Plans as upstream does, then puts a tensor at the offset of one still live when it is written."""
+
+    def run(self, graph_module, graph_signature=None):
+        out = super().run(graph_module, graph_signature)
+        specs = [n.meta["spec"] for n in graph_module.graph.nodes
+                 if getattr(n.meta.get("spec"), "mem_id", None) == 1 and n.meta["spec"].lifetime[0] is not None]
+        for a in specs:  # a is written before b and read after b is written: b must not share its storage
+            for b in specs:
+                if (a.lifetime[0] < b.lifetime[0] and b.lifetime[1] < a.lifetime[1]
+                        and a.mem_offset != b.mem_offset and 0 < b.nbytes() <= a.nbytes()):
+                    b.mem_offset = a.mem_offset
+                    return out
+        raise AssertionError("no two overlapping tensors to alias")
+
+
+class WrongDimOrder(MemoryPlanningPass):
+    """Claims channels-last for the first 4-D intermediate right before the emitter reads the specs."""
+
+    def run(self, graph_module, graph_signature=None):
+        for n in graph_module.graph.nodes:
+            spec = n.meta.get("spec")
+            if n.op == "call_function" and len(getattr(spec, "shape", ()) or ()) == 4:
+                spec.dim_order = [0, 2, 3, 1]
+                break
+        return super().run(graph_module, graph_signature)
+
+
+class DropWriteBack:
+    """Removes the copy_ nodes to_executorch inserts to write a mutated buffer back."""
+
+    def __call__(self, gm):
+        for n in list(gm.graph.nodes):
+            if n.target == torch.ops.aten.copy_.default and n.args[0].op == "placeholder":
+                n.replace_all_uses_with(n.args[1])
+                gm.graph.erase_node(n)
+        gm.recompile()
+        return PassResult(gm, True)
+
+
+class Accumulate(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("total", torch.zeros(4))
+
+    def forward(self, x):
+        self.total.add_(x)
+        return self.total * 2.0
+
+
+def _accumulate_case() -> GraphCase:
+    spec = CaseSpec("accumulate", "fixture", lambda: ModelInputs(Accumulate(), (torch.ones(4),)), "Accumulate")
+    inputs, exported, edge = export_and_lower(spec)
+    return GraphCase(spec, inputs, exported, edge)
+
+
+def test_a_correct_pass_is_flagged_by_nothing():
+    from executorch.exir.passes.remove_graph_asserts_pass import RemoveGraphAssertsPass
+
+    rs = check_pass_on_case(from_object(RemoveGraphAssertsPass(), "RemoveGraphAssertsPass"), _case("mlp"),
+                            RunConfig(runtime=True))
+    assert {r.check for r in rs} >= set(RUNTIME_CHECK_IDS)
+    assert [r for r in rs if r.is_violation(strict=True)] == []
+    assert {r.check: r.status for r in judge_case(_case("residual_block"))} == dict.fromkeys(RUNTIME_CHECK_IDS,
+                                                                                              Status.PASS)
+
+
+def test_a_planner_that_aliases_live_tensors_fails_runtime_numerics_naming_the_op():
+    case = _case("residual_block")
+    verdicts = _runtime(case, ExecutorchBackendConfig(memory_planning_pass=SharedStoragePlanner()))
+    assert verdicts["runtime_runs"].status is Status.PASS
+    numerics = verdicts["runtime_numerics"]
+    assert numerics.status is Status.FAIL
+    assert "first diverging op" in numerics.message
+    assert numerics.details["first_diverging_op"]["op"]
+
+
+def test_a_dropped_write_back_fails_the_second_call_naming_the_op():
+    case = _accumulate_case()
+    assert _ir_violations(DropWriteBack(), case) == []
+    assert _runtime(case, ExecutorchBackendConfig())["runtime_numerics"].status is Status.PASS
+    numerics = _runtime(case, ExecutorchBackendConfig(passes=[DropWriteBack()]))["runtime_numerics"]
+    assert numerics.status is Status.FAIL
+    assert numerics.details["call"] == 2
+    assert numerics.details["first_diverging_op"]["op"].startswith("add")
+
+
+def test_a_wrong_dim_order_fails_runtime_runs_naming_the_op():
+    case = _case("conv_bn_relu")
+    runs = _runtime(case, ExecutorchBackendConfig(memory_planning_pass=WrongDimOrder()))["runtime_runs"]
+    assert runs.status is Status.FAIL
+    assert runs.details["failing_op"]["op"].startswith("_native_batch_norm_legit_no_training")
+
+
+def test_memory_planning_edits_pass_every_ir_check():
+    planned_input = _before_planning(_case("residual_block"))
+    upstream = _ir_violations(MemoryPlanningRun(MemoryPlanningPass()), planned_input)  # the input's own state
+    for planner in (SharedStoragePlanner(), WrongDimOrder()):
+        assert _ir_violations(MemoryPlanningRun(planner), planned_input) == upstream
