@@ -164,6 +164,15 @@ PAGES = {
                            "partitions",
                            "Lower through `to_backend` / `to_edge_transform_and_lower`, not `fuse_partitions`; "
                            "do not read a lowered module other than through the delegate call."),
+    "serialize_roundtrip": ("The edge program read back from ExecuTorch's program serde computes what it did, and "
+                            "the `.pte` read back holds the execution plan emitted (docs/runtime.md).", "runtime",
+                            "Keep metadata and outputs the serializers support; a serde defect is upstream's."),
+    "runtime_runs": ("`EdgeProgramManager.to_executorch` makes a program, the runtime has a kernel for every op "
+                     "it calls, loads it and runs `forward`; `details.failing_op` names where it stopped.", "runtime",
+                     "Leave ops the portable kernels accept (dim orders they agree on, out variants that exist)."),
+    "runtime_numerics": ("The runtime's outputs, two calls per draw (mutated buffers carried), match the same "
+                         "program run by torch; `details.first_diverging_op` names the first op that differs.",
+                         "runtime", "Start from the named op: its kernel, its memory plan, its dim order."),
 }
 
 _SNIPPET = "--8<-- \"docs/checks/examples/{}.{}\""
