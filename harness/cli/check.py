@@ -175,6 +175,7 @@ def run(args) -> int:
         resume=args.resume,
         configuration=configuration(
             "check", passes=[pass_record(p, args.stage, args.semantics) for p in passes],
+            **({"hash_seed_check": True} if args.hash_seed_check else {}),
             **({"runtime": True} if args.runtime else {}),
             graphs=[s.name for s in specs], graph_selection=args.graphs or ["builtin"], seed=args.seed,
             count=args.count, timeout=args.timeout, strict=args.strict, checks=args.checks, shard=args.shard),
