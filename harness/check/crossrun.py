@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
@@ -47,7 +48,7 @@ from harness.graphs.cases import CaseSpec, GraphCase
 from harness.graphs.forms import AS_LOWERED, as_lowered
 
 __all__ = ["CrossRunFailed", "Request", "Shipment", "Answer", "Runner", "set_runner", "runner", "hash_seed",
-           "pass_reference", "shipment", "WorkerState", "second_run", "deterministic", "first_difference"]
+           "pass_reference", "imported_modules", "shipment", "WorkerState", "second_run", "deterministic", "first_difference"]
 
 
 class CrossRunFailed(PassgateError):
@@ -119,6 +120,12 @@ def pass_reference(loaded: LoadedPass) -> tuple:
     return ("pickle", pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+def imported_modules() -> list:
+    """This process's executorch modules, in the order they were imported (what a worker replays when a pass's
+    module does not import on its own)."""
+    return [name for name in list(sys.modules) if name.startswith("executorch.")]
+
+
 def shipment(case: GraphCase, stage: str) -> Shipment:
     return Shipment(replace(case.spec, build=None), serialize_program(case.shared(stage)))
 
@@ -139,6 +146,17 @@ class WorkerState:
             _import_modules(loaded)
             self.passes[ref] = loaded
         return self.passes[ref]
+
+    def import_in_order(self, modules: list) -> None:
+        """Import ``modules`` in the order the client process imported them: upstream modules with circular
+        imports load only in some orders (``fuse_conv_with_clamp`` before ``vulkan_preprocess`` fails)."""
+        import importlib
+
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - what matters is the pass's module; its import says why
+                pass
 
     def add_case(self, key: str, shipped: Shipment) -> None:
         ep = deserialize_program(shipped.program)

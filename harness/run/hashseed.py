@@ -115,6 +115,8 @@ class HashSeedPool:
                         grace_seconds(request.timeout) + CHILD_MARGIN_S
                 elif kind == "need_case":
                     send(conn, shipment())
+                elif kind == "need_modules":
+                    send(conn, crossrun.imported_modules())
                 elif kind == "died":
                     raise crossrun.CrossRunFailed(f"{rest[0]} (PYTHONHASHSEED={self.seed})")
                 else:
