@@ -85,7 +85,7 @@ def test_xnnpack_partitioner_holds_and_lowers_to_delegate_calls(builtin_cases):
     run = check_backend_partitioner(PARTITIONERS["xnnpack"], builtin_cases["mlp"])
     assert {r.check: r.status for r in run.results} == {
         "runs": Status.PASS, "partition_supported": Status.PASS, "partition_convex": Status.PASS,
-        "delegate_call_only": Status.PASS}
+        "delegate_call_only": Status.PASS, "runtime_runs": Status.PASS, "runtime_numerics": Status.PASS}
     targets = [getattr(n.target, "__name__", "") for n in run.lowered.graph_module.graph.nodes]
     assert "executorch_call_delegate" in targets
 
