@@ -173,6 +173,16 @@ PAGES = {
     "runtime_numerics": ("The runtime's outputs, two calls per draw (mutated buffers carried), match the same "
                          "program run by torch; `details.first_diverging_op` names the first op that differs.",
                          "runtime", "Start from the named op: its kernel, its memory plan, its dim order."),
+    "device_numerics": ("A BundledProgram that `passgate bundle` wrote (the case lowered for portable, XNNPACK or "
+                        "Vulkan, its inputs and eager's expected outputs) was run by `passgate device run` on a "
+                        "named device and runtime, and `passgate device ingest` finds its outputs within the "
+                        "index's tolerance: per dtype for a float case, SQNR against the Q/DQ program's float "
+                        "twin for a quantized one, the comparison `runtime_numerics` uses (docs/devices.md). A "
+                        "file that does not have the index's SHA-256 is an integrity error (exit 2), not a verdict.",
+                        "device_numerics",
+                        "Run the same bundle with the bindings here (`passgate device run` without `--runner`): "
+                        "if it passes, the difference is the device's kernel or its delegate; if not, the "
+                        "lowering is at fault and `runtime_numerics` names the first op that diverges."),
 }
 
 _SNIPPET = "--8<-- \"docs/checks/examples/{}.{}\""
