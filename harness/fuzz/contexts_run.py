@@ -8,8 +8,9 @@ For each target (a ``--pass`` or a catalog entry):
    :data:`harness.fuzz.contexts.FORMS`, and two ops removed from the same graph
    make a short chain (``permute>reshape``). A pass that removes no op there
    gets every form;
-2. *the plain graph of each op* is measured first: a violation there is the
-   pass's trouble with the op itself, not with a context;
+2. *the plain graph of an op* (the first context of every family) is measured
+   first for the first op, and for any other op before a violation on it counts:
+   a violation there is the pass's trouble with the op itself, not with a context;
 3. *the search* is hypothesis' own ``find`` over :func:`harness.fuzz.contexts.combos`
    with a seeded ``random``: every draw is built (:mod:`harness.fuzz.contexts_build`),
    exported, lowered and measured in a forked child (the pass under coverage for
@@ -214,11 +215,21 @@ class ContextSearch:
             self.kept.append(KeptContext(graph, self.draws, reasons, seen))
             self.note(f"{self.target.name}: kept {graph.name} (draw {self.draws}) {combo.label}: {'; '.join(reasons)}")
 
+    def _plain_checks(self, item: tuple) -> set:
+        """The violations of ``item``'s plain graph (measured, and counted as a draw, the first time asked)."""
+        if item not in self.plain_violations:
+            combo = plain(item)
+            fresh = combo not in self._cache
+            seen = self.seen(combo)
+            if fresh:
+                self._record(combo, seen)
+            self.plain_violations[item] = set(seen.violations) if seen is not None and seen.ok else set()
+        return self.plain_violations[item]
+
     def _new_violations(self, combo: Combo, seen: Optional[Seen]) -> set:
-        if seen is None or (not seen.ok and seen.error.startswith("does not lower")):
+        if seen is None or (not seen.ok and seen.error.startswith("does not lower")) or not seen.violations:
             return set()
-        plain_checks = self.plain_violations.get(combo.op, set())
-        return set(seen.violations) - plain_checks - self._found
+        return set(seen.violations) - self._plain_checks(combo.op) - self._found
 
     # ------------------------------------------------------------ the search
     def _condition(self, deadline: float, shrink_deadline: list) -> Callable[[Combo], bool]:
@@ -247,12 +258,7 @@ class ContextSearch:
         from hypothesis.errors import NoSuchExample, Unsatisfiable
 
         deadline = time.monotonic() + self.seconds
-        for item in self.items:  # the plain graph of every op first
-            combo = plain(item)
-            seen = self.seen(combo)
-            self._record(combo, seen)
-            if seen is not None and seen.ok:
-                self.plain_violations[item] = set(seen.violations)
+        self._plain_checks(self.items[0])  # the plain graph of the first op: the search's first draw
         strategy = combos(self.items, self.flows)
         rounds = 0
         while self.draws < self.max_draws and time.monotonic() < deadline:
