@@ -141,6 +141,23 @@ def test_killed_worker_is_an_error_not_a_hang(cases):
         own.close()
 
 
+def test_cli_switch_records_the_seeds(pool, tmp_path):
+    from run_helpers import load
+
+    from harness.cli.main import main
+
+    argv = ["check", "--pass", f"{DATA}:abs_in_set_order", "--graphs", "mlp", "--hash-seed-check", "--no-server",
+            "--report", str(tmp_path), "-q", "--checks", "runs,deterministic"]
+    assert main(argv) == 0  # a should-level failure: exit 1 only with --strict
+    doc = load(tmp_path)
+    assert doc["configuration"]["hash_seed_check"] is True
+    det = [r for r in doc["results"] if r["check"] == "deterministic"]
+    assert [r["status"] for r in det] == ["fail"]
+    assert det[0]["details"]["hash_seeds"]["first"] == crossrun.hash_seed()
+    assert det[0]["details"]["hash_seeds"]["second"] == pool.seed == hashseed.worker_seed()
+    assert hashseed.current() is pool and pool.alive  # a worker running before the command outlives it
+
+
 def test_close_leaves_no_process(pool, cases):
     check_all([_pass("abs_in_sorted_order")], cases[:1], RunConfig(hash_seed_check=True))
     runners = _children(pool.proc.pid)

@@ -173,12 +173,15 @@ def close() -> None:
 
 @contextmanager
 def active(enabled: bool):
-    """With ``enabled``, a worker for the duration of the block (a command's run), stopped after it."""
+    """With ``enabled``, a worker for the duration of the block (a command's run), stopped after it unless it
+    was running before the block (a caller's, e.g. a test's, outlives the command)."""
     if not enabled:
         yield None
         return
+    before = _POOL
     pool = ensure()
     try:
         yield pool
     finally:
-        close()
+        if pool is not before:
+            close()
