@@ -203,7 +203,8 @@ def judge_entry(root, entry: Entry, device: dict) -> CheckResult:
             actual = read_outputs(out_dir / f"testset_{i}", entry.outputs)
         except (OSError, ValueError) as exc:
             return result(entry.pass_name, entry.case, CHECK, Status.FAIL, f"test set {i}: {exc}", base)
-        verdict = bn.judge(actual, exp, twins[i] if twins is not None else None)
+        verdict = bn.judge_quantized(actual, exp, twins[i], entry.tolerance.get("slack_db", bn.SQNR_SLACK_DB)) \
+            if twins is not None else bn.judge_float(actual, exp)
         if not verdict.ok:
             return result(entry.pass_name, entry.case, CHECK, Status.FAIL, f"test set {i}: {verdict.message}",
                           {**base, **verdict.details})

@@ -123,6 +123,7 @@ def _write_outputs(folder: Path, outputs: list) -> None:
 def _bindings_child(bpte: bytes, testsets: int, tol: Optional[tuple]) -> tuple[list, Optional[bool]]:
     """Per test set the outputs, and whether the runtime's own check of them against the bundle held (None: not
     asked: a quantized bundle is judged by SQNR, which the runtime's rtol/atol check does not do)."""
+    import executorch.kernels.quantized  # noqa: F401 - the Q/DQ ops' kernels, as a device's runtime links them
     from executorch.extension.pybindings import portable_lib
 
     bundle = portable_lib._load_bundled_program_from_buffer(bpte)
