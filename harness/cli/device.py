@@ -25,7 +25,7 @@ RUNNER_HELP = ("a command template run once per bundle and test set instead of t
 def add_parser(sub) -> None:
     if "bundle" in sub.choices:  # COMMANDS maps both names to this module
         return
-    from harness.run.bundle import BACKENDS
+    from harness.report.bundles import BACKENDS
     from harness.run.profiles import PROFILES
 
     b = sub.add_parser("bundle", help="write a BundledProgram per case and backend, with an index, for devices",

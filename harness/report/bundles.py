@@ -26,10 +26,11 @@ from typing import Optional
 from harness.core.errors import UsageError
 from harness.core.results import CheckResult, Status, result
 
-__all__ = ["INDEX_FILE", "INDEX_SCHEMA", "RUN_FILE", "CHECK", "Entry", "Index", "sha256", "outputs_dir",
+__all__ = ["BACKENDS", "INDEX_FILE", "INDEX_SCHEMA", "RUN_FILE", "CHECK", "Entry", "Index", "sha256", "outputs_dir",
            "load_index", "write_index", "verify", "expected_outputs", "read_outputs", "judge_entry", "ingest",
            "ingest_document"]
 
+BACKENDS = ("portable", "xnnpack", "vulkan")  # what a bundle can be lowered for (harness.run.bundle.lower_for)
 INDEX_FILE = "index.json"
 INDEX_SCHEMA = "passgate.bundles/1"
 RUN_FILE = "run.json"

@@ -44,7 +44,7 @@ from harness.report import bundles as bx
 __all__ = ["BACKENDS", "RUNTIME_BACKENDS", "PLACEHOLDERS", "RunSummary", "lower_for", "bundle_case", "write_bundles",
            "check_template", "run_bundles", "run_with_bindings", "run_with_command"]
 
-BACKENDS = ("portable", "xnnpack", "vulkan")
+BACKENDS = bx.BACKENDS
 RUNTIME_BACKENDS = {"portable": None, "xnnpack": "XnnpackBackend", "vulkan": "VulkanBackend"}
 PLACEHOLDERS = ("bpte", "outdir", "testset", "case", "backend")
 RUN_TIMEOUT_S = 300.0
