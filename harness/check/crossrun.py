@@ -48,7 +48,7 @@ from harness.graphs.cases import CaseSpec, GraphCase
 from harness.graphs.forms import AS_LOWERED, as_lowered
 
 __all__ = ["CrossRunFailed", "Request", "Shipment", "Answer", "Runner", "set_runner", "runner", "hash_seed",
-           "pass_reference", "imported_modules", "shipment", "WorkerState", "second_run", "deterministic", "first_difference"]
+           "pass_reference", "imported_modules", "modules_digest", "shipment", "WorkerState", "second_run", "deterministic", "first_difference"]
 
 
 class CrossRunFailed(PassgateError):
@@ -64,6 +64,7 @@ class Request:
     stage: str
     timeout: float
     threads: int
+    modules: str = ""  # digest of the client's imported_modules(): the worker asks for the list when it is new
 
 
 @dataclass(frozen=True)
@@ -120,10 +121,26 @@ def pass_reference(loaded: LoadedPass) -> tuple:
     return ("pickle", pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL))
 
 
+_REPLAYED = ("executorch", "torchao", "passes", "vulkan", "fixtures")
+_MODULES_DIGEST: list = [0, ""]  # (len(sys.modules), digest) of the last imported_modules() digest taken
+
+
 def imported_modules() -> list:
-    """This process's executorch modules, in the order they were imported (what a worker replays when a pass's
-    module does not import on its own)."""
-    return [name for name in list(sys.modules) if name.startswith("executorch.")]
+    """The modules of executorch, torchao and passgate's content packages this process imported, in the order it
+    imported them: what the worker imports, in that order, before it builds a pass. Importing registers custom
+    ops (Cadence's ``idma_load``, ``edge.cadence.quantize_per_tensor``), which a pass module reads when it
+    loads or runs, and some upstream modules import each other and load only in some orders."""
+    return [name for name in list(sys.modules) if name.split(".", 1)[0] in _REPLAYED]
+
+
+def modules_digest() -> str:
+    """A digest of :func:`imported_modules`, taken again only when this process has imported something since."""
+    import hashlib
+
+    if _MODULES_DIGEST[0] != len(sys.modules):
+        _MODULES_DIGEST[:] = [len(sys.modules),
+                              hashlib.sha1("\n".join(imported_modules()).encode()).hexdigest()[:16]]
+    return _MODULES_DIGEST[1]
 
 
 def shipment(case: GraphCase, stage: str) -> Shipment:
@@ -136,6 +153,7 @@ class WorkerState:
 
     passes: dict = field(default_factory=dict)
     cases: dict = field(default_factory=dict)
+    modules: set = field(default_factory=set)  # digests of the module lists imported
 
     def load_pass(self, ref: tuple) -> LoadedPass:
         if ref not in self.passes:
@@ -147,12 +165,15 @@ class WorkerState:
             self.passes[ref] = loaded
         return self.passes[ref]
 
-    def import_in_order(self, modules: list) -> None:
-        """Import ``modules`` in the order the client process imported them: upstream modules with circular
-        imports load only in some orders (``fuse_conv_with_clamp`` before ``vulkan_preprocess`` fails)."""
+    def import_in_order(self, digest: str, modules: list) -> None:
+        """Import ``modules`` in the order the client process imported them (:func:`imported_modules` says why;
+        ``fuse_conv_with_clamp`` alone fails, after ``vulkan_preprocess`` it loads)."""
         import importlib
 
+        self.modules.add(digest)
         for name in modules:
+            if name in sys.modules:
+                continue
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - what matters is the pass's module; its import says why
@@ -235,7 +256,7 @@ def deterministic(loaded: LoadedPass, first: Callable[[], tuple], case: GraphCas
     import torch
 
     request = Request(pass_reference(loaded), f"{case.spec.key}:{stage}:{case_fp}", stage, timeout,
-                      torch.get_num_threads())
+                      torch.get_num_threads(), modules_digest())
     try:
         answer = fn(request, lambda: shipment(case, stage))
     except CrossRunFailed as exc:

@@ -53,6 +53,7 @@ class _Runner:
     control: socket.socket  # the worker's end of a SOCK_SEQPACKET pair
     pass_ref: tuple
     cases: frozenset  # the case keys it was forked with
+    modules: frozenset  # and the module lists it had imported
     conn: Any = None  # the client's connection while it runs
     deadline: float = float("inf")
     limit: float = 0.0
@@ -141,12 +142,10 @@ class Worker:
                     conn.close()
                     return
                 self.state.add_case(request.case_key, shipped)
-            try:
-                self.state.load_pass(request.pass_ref)
-            except ImportError:  # an import order upstream depends on: replay the client's, then again
+            if request.modules not in self.state.modules:  # the client's imports, in its order, first
                 send(conn, ("need_modules",))
-                self.state.import_in_order(_recv(conn) or [])
-                self.state.load_pass(request.pass_ref)
+                self.state.import_in_order(request.modules, _recv(conn) or [])
+            self.state.load_pass(request.pass_ref)
         except Exception as exc:  # noqa: BLE001 - the parent makes the run itself and says why
             send(conn, ("answer", crossrun.Answer("unusable", crossrun.hash_seed(),
                                                   error=f"{type(exc).__name__}: {exc}")))
@@ -165,11 +164,11 @@ class Worker:
         :data:`IDLE_RUNNERS`, and stale ones of this pass, retired."""
         idle = [r for r in self.runners if r.conn is None]
         for r in idle:
-            if r.pass_ref == request.pass_ref and request.case_key in r.cases:
+            if r.pass_ref == request.pass_ref and request.case_key in r.cases and request.modules in r.modules:
                 r.used = time.monotonic()
                 return r
         for r in idle:
-            if r.pass_ref == request.pass_ref:  # forked before this case arrived
+            if r.pass_ref == request.pass_ref:  # forked before this case (or these imports) arrived
                 self._retire(r)
         idle = sorted((r for r in self.runners if r.conn is None), key=lambda r: r.used)
         for r in idle[:max(0, len(idle) - IDLE_RUNNERS + 1)]:
@@ -191,7 +190,8 @@ class Worker:
                     r.conn.close()
             _runner_main(theirs, self.state)
         theirs.close()
-        r = _Runner(pid, mine, pass_ref, frozenset(self.state.cases), used=time.monotonic())
+        r = _Runner(pid, mine, pass_ref, frozenset(self.state.cases), frozenset(self.state.modules),
+                    used=time.monotonic())
         self.runners.append(r)
         return r
 
