@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
                    help="catalogs to draw entries from (default all)")
     p.add_argument("--only", nargs="+", metavar="PATTERN", help="only entries matching a glob")
     p.add_argument("--graphs", nargs="+", metavar="SOURCE",
-                   help="graph sources or case names (default: the profile's graphs)")
+                   help="graph sources, case names or corpus folders (default: the profile's graphs)")
     p.add_argument("--profile", default="standard", help="profile whose graphs are used (default standard)")
     p.add_argument("--sample", type=positive_int, default=d.sample, metavar="N",
                    help=f"mutants drawn (default {d.sample})")
@@ -77,11 +77,21 @@ def _targets(args) -> list:
 
 
 def _specs(args) -> list:
+    """The cases: ``--graphs`` sources, case names and corpus folders (a ``passgate fuzz --corpus`` output), or the
+    profile's graphs."""
+    from pathlib import Path
+
+    from harness.fuzz.corpus import load_dir
     from harness.graphs import sources
     from harness.run.profiles import available_graphs, profile
 
     if args.graphs:
-        return sources.select(args.graphs)
+        folders = [g for g in args.graphs if Path(g).is_dir()]
+        named = [g for g in args.graphs if g not in folders]
+        specs = [s for f in folders for s in load_dir(Path(f), source="corpus")]
+        if folders and not specs:
+            raise UsageError(f"no graph files in {', '.join(folders)}")
+        return (sources.select(named) if named else []) + specs
     specs, _notes = available_graphs(profile(args.profile).graphs, 0, args.seed)
     return specs
 
