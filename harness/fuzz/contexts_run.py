@@ -38,6 +38,7 @@ budget in draws (``--draws``) is exact; a time budget only decides when to stop.
 from __future__ import annotations
 
 import random
+import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
@@ -166,7 +167,8 @@ class ContextSearch:
     # ------------------------------------------------------------ one draw
     def graph(self, combo: Combo) -> Optional[ContextGraph]:
         if combo not in self._graphs:
-            name = f"ctx_s{self.seed}_{len(self._graphs):04d}"
+            slug = re.sub(r"[^a-z0-9]+", "", self.target.name.rsplit(".", 1)[-1].lower())[:24]
+            name = f"ctx_s{self.seed}_{slug}_{len(self._graphs):04d}"
             program = build_program(combo, name, self.seed)
             self._graphs[combo] = ContextGraph(program.name, combo, program) if program is not None else None
         return self._graphs[combo]
