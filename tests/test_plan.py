@@ -132,3 +132,18 @@ def test_triage_explains_by_class_name_and_message():
     assert triage("exir.CSEPass", "numerics", "draw sample: output 0: Tensor-likes are not close!") is None
     assert triage("mine.MyPass", "input_unchanged", "the pass returned a new program but also edited the one "
                   "it was handed").kind == "bug"
+
+
+def test_runtime_legs_are_asked_for_not_on_by_default():
+    """Runtime units, pipeline results and the XNNPACK partitioner's runtime leg come with --runtime only: until
+    their violations are triaged into the baseline, on by default they would turn the gate red."""
+    from harness.run import plan as plans
+
+    default = plans.build("standard", graphs=["mlp"])
+    asked = plans.build("standard", graphs=["mlp"], runtime=True)
+    assert not [u for u in default.units() if u.kind == plans.RUNTIME]
+    assert [u for u in asked.units() if u.kind == plans.RUNTIME]
+    checks = {c for u in default.units() if u.kind == plans.PARTITIONER for _, c in u.items()}
+    assert "runtime_numerics" not in checks and "delegate_call_only" in checks
+    asked_checks = {c for u in asked.units() if u.kind == plans.PARTITIONER for _, c in u.items()}
+    assert "runtime_numerics" in asked_checks

@@ -184,10 +184,14 @@ class BackendPartitioner:
 
     @property
     def checks(self) -> tuple[str, ...]:
-        """The check ids one case of this partitioner records, in order."""
+        """The check ids one case of this partitioner records, in order (its runtime leg included)."""
+        return self.checks_with(True)
+
+    def checks_with(self, runtime: bool) -> tuple[str, ...]:
+        """The check ids one case records with its runtime leg judged (``runtime``) or not."""
         from harness.pipelines.lowered_runtime import RUNTIME_CHECKS
 
-        return PARTITION_CHECKS + (RUNTIME_CHECKS if self.runtime_backend else ())
+        return PARTITION_CHECKS + (RUNTIME_CHECKS if self.runtime_backend and runtime else ())
 
 
 def _vulkan() -> Partitioner:
@@ -236,8 +240,9 @@ class PartitionerRun:
     lowered: Any = None
 
 
-def check_backend_partitioner(bp: BackendPartitioner, case) -> PartitionerRun:
-    """Lower ``case``'s export program with ``bp`` through to_edge_transform_and_lower and judge it."""
+def check_backend_partitioner(bp: BackendPartitioner, case, runtime: bool = True) -> PartitionerRun:
+    """Lower ``case``'s export program with ``bp`` through to_edge_transform_and_lower and judge it; with
+    ``runtime`` (and a runtime backend), its lowered program through the runtime too."""
     from executorch.exir import to_edge_transform_and_lower
 
     from harness.graphs.cases import edge_compile_config
@@ -260,14 +265,14 @@ def check_backend_partitioner(bp: BackendPartitioner, case) -> PartitionerRun:
             judged = next((r for r in rec.judged if r.check == check), None)
             out.results.append(judged or result(pass_name, case.name, check, Status.SKIP, "lowering did not finish"))
         out.results += [result(pass_name, case.name, c, Status.SKIP, "lowering did not finish")
-                        for c in bp.checks[len(PARTITION_CHECKS):]]
+                        for c in bp.checks_with(runtime)[len(PARTITION_CHECKS):]]
         return out
     out.results.append(result(pass_name, case.name, "runs", Status.PASS, "", {}, time.perf_counter() - started))
     out.results.extend(rec.judged or [result(pass_name, case.name, c, Status.NOT_APPLICABLE,
                                              "the partitioner was never asked (nothing to partition)")
                                       for c in ("partition_supported", "partition_convex")])
     out.results.append(delegate_call_only(out.lowered, pass_name, case.name))
-    if bp.runtime_backend:
+    if bp.runtime_backend and runtime:
         from harness.pipelines.lowered_runtime import runtime_verdicts
 
         out.results += runtime_verdicts(manager, case, pass_name, bp.runtime_backend)

@@ -179,14 +179,16 @@ class PartitionerUnit(Unit):
     kind: ClassVar[str] = PARTITIONER
     heaviness: ClassVar[int] = 4
 
+    runtime: bool = field(default=False, compare=False)  # its lowered program through the runtime checks too
+
     def items(self) -> list[tuple[str, str]]:
 
-        return [(f"partitioner.{self.name}", c) for c in PARTITIONERS[self.name].checks]
+        return [(f"partitioner.{self.name}", c) for c in PARTITIONERS[self.name].checks_with(self.runtime)]
 
     def judge(self, case, config) -> list[tuple[str, str, list]]:
 
         return [(self.graph, f"partitioner.{self.name}",
-                 check_backend_partitioner(PARTITIONERS[self.name], case).results)]
+                 check_backend_partitioner(PARTITIONERS[self.name], case, self.runtime).results)]
 
 
 @dataclass
@@ -205,7 +207,8 @@ class Plan:
     # entry point name (``passgate.units``) -> the units it plugged in (``vulkan``: the fusion cases)
     plugged: dict = field(default_factory=dict)
     kept: Optional[frozenset] = None  # unit keys this plan is restricted to (a shard); None: every unit
-    runtime: bool = False  # a runtime unit per case, and each pipeline's result through the runtime checks
+    runtime: bool = False  # a runtime unit per case, each pipeline's result and partitioner's lowered program through
+    # the runtime checks
 
     @property
     def specs_by_name(self) -> dict:
@@ -215,7 +218,7 @@ class Plan:
         out: list[Unit] = [EntryUnit(e.name, g, e) for e in self.runnable for g in self.applied.get(e.name, ())]
         out += [PassUnit(p.name, g, p) for p in self.passes for g in self.applied.get(p.name, ())]
         out += [PipelineUnit(p.name, s.name, p, self.runtime) for p in self.pipelines for s in self.specs]
-        out += [PartitionerUnit(n, s.name) for n in self.partitioners for s in self.specs]
+        out += [PartitionerUnit(n, s.name, self.runtime) for n in self.partitioners for s in self.specs]
         if self.runtime:
             out += [RuntimeUnit(RUNTIME, s.name) for s in self.specs]
         for units in self.plugged.values():
