@@ -173,6 +173,9 @@ def _run(args) -> int:
 
     base = bl.load(args.baseline) if getattr(args, "baseline", None) else None  # bad baseline: exit 2 before any work
     inc = incremental_of(args)  # a bad --changed-since: exit 2 before any work
+    from harness.run import hashseed
+
+    worker = hashseed.started(getattr(args, "hash_seed_check", False))  # its imports overlap the plan's
     p = plan_of(args)
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
@@ -219,10 +222,11 @@ def _run(args) -> int:
             doc["gate"] = g.to_json()
         return doc
 
-    from harness.run import hashseed
-
-    with hashseed.active(config.hash_seed_check):  # started before the cases load: its imports overlap them
+    try:
         status = session.run(body, extra=extra)
+    finally:
+        if worker is not None:
+            hashseed.close()
     if not args.quiet:
         print(_catalog_text(p, full_applied, session.results), file=sys.stdout)
     if "gate" in gate_box:

@@ -40,7 +40,8 @@ from harness.run.forking import describe_exit, send
 from harness.run.hashseed_worker import CHILD_MARGIN_S
 from harness.run.isolation import grace_seconds
 
-__all__ = ["STARTUP_LIMIT_S", "LOAD_LIMIT_S", "worker_seed", "HashSeedPool", "ensure", "close", "active", "current"]
+__all__ = ["STARTUP_LIMIT_S", "LOAD_LIMIT_S", "worker_seed", "HashSeedPool", "ensure", "started", "close", "active",
+           "current"]
 
 STARTUP_LIMIT_S = 600.0  # for the worker to take a run: its imports, on a busy machine
 LOAD_LIMIT_S = 300.0  # for it to load a case and a pass (first imports of a backend's modules)
@@ -171,17 +172,23 @@ def close() -> None:
     crossrun.set_runner(None)
 
 
+def started(enabled: bool) -> Optional[HashSeedPool]:
+    """With ``enabled``, :func:`ensure`; the pool when this call started it (the caller then closes it), else
+    None (off, or a worker already running, whose owner closes it)."""
+    if not enabled:
+        return None
+    before = _POOL
+    pool = ensure()
+    return pool if pool is not before else None
+
+
 @contextmanager
 def active(enabled: bool):
     """With ``enabled``, a worker for the duration of the block (a command's run), stopped after it unless it
     was running before the block (a caller's, e.g. a test's, outlives the command)."""
-    if not enabled:
-        yield None
-        return
-    before = _POOL
-    pool = ensure()
+    pool = started(enabled)
     try:
         yield pool
     finally:
-        if pool is not before:
+        if pool is not None:
             close()
