@@ -146,7 +146,7 @@ def test_keep_criteria_and_the_mutation_hook_are_deterministic(passgate_cache):
     def search():
         mine: list = []
 
-        def keep_reason(graph) -> str | None:  # the mutation engine's hook: the third graph kills a mutant
+        def keep_reason(target, graph) -> str | None:  # the mutation engine's hook: the third graph kills a mutant
             mine.append(graph.name)
             return "kills mutant m1" if len(mine) == 3 else None
 

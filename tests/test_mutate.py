@@ -213,3 +213,29 @@ def test_extending_a_campaign_with_a_graph_judges_only_its_undetected_mutants_th
     assert all(now[i]["status"] in ("killed", "timed_out") for i, s in status.items() if s in ("killed", "timed_out"))
     assert new["score"]["score"] > old["score"]["score"]
     assert new["sample"]["cases"] == ["mut_one_user", "mut_two_users"]
+
+
+def test_fuzz_contexts_keeps_a_graph_that_kills_a_surviving_mutant(tmp_path):
+    """``passgate fuzz --contexts --mutants``: a campaign on the built-in graphs never reaches the per-user branch of
+    a relu rewrite (no relu there has two users), so an off-by-one bound in it survives; the context search draws
+    a relu with a second reader and keeps that graph because it kills the mutant."""
+    from harness.core.config import RunConfig
+    from harness.fuzz.targets import for_pass
+    from harness.graphs import sources
+    from harness.mutate.campaign import Settings
+    from harness.mutate.driver import run_campaign
+    from harness.mutate.report import write
+
+    spec = f"{Path(__file__).resolve().parent / 'context_broken_passes.py'}:ReluToClampFixed"
+    target = for_pass(spec)
+    camp = run_campaign([target], list(sources.select(["builtin"])), Settings(sample=400, entries=1,
+                        operators=("number",)), RunConfig(), isolate=False)
+    write(camp, tmp_path / "mutation")
+    bound = [o for o in camp.judged() if o.mutant.qualname == "ReluToClamp.call" and o.mutant.site.before == "0"
+             and o.status == "not_reached"]
+    assert bound, [o.to_json() for o in camp.judged()]
+    proc = subprocess.run([EXE, "fuzz", "--contexts", "--pass", spec, "--mutants", str(tmp_path / "mutation" /
+                           "mutation.json"), "--draws", "12", "--no-shrink", "--report", str(tmp_path / "fuzz")],
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "surviving mutant" in proc.stderr, proc.stderr[-3000:]

@@ -47,6 +47,9 @@ def add_parser(sub) -> None:
                         "graphs) in every context of a systematic vocabulary (users, producers, shapes, dtypes, "
                         "argument forms, quantization, neighbours: docs/contexts.md); keep graphs that reach a new "
                         "arc or verdict pattern, shrink failures the plain graph does not show")
+    p.add_argument("--mutants", metavar="MUTATION_JSON",
+                   help="with --contexts: also keep a drawn graph that kills a mutant the campaign of this "
+                        "mutation report (passgate mutate) let survive, judged as the campaign judges")
     p.add_argument("--budget", type=positive_float, default=None, metavar="SECONDS",
                    help=f"seconds to fuzz, checks of kept graphs included (default {DEFAULT_BUDGET:g}); the "
                         "warm-up and the baseline graphs come before, shrinking after. With --contexts: seconds "
@@ -120,8 +123,10 @@ def run(args) -> int:
     from pathlib import Path
 
     targets, flows = targets_of(args)  # a mistyped SPEC or flow is answered before anything else
+    if args.mutants and not args.contexts:
+        raise UsageError("--mutants goes with --contexts")
     if args.contexts:
-        return run_contexts(args, targets, flows)
+        return run_contexts(args, targets, flows, _hunt(args, targets))
     if args.budget is None:
         args.budget = DEFAULT_BUDGET
     baseline = args.baseline_graphs if args.baseline_graphs is not None else (
@@ -160,9 +165,22 @@ def run(args) -> int:
     return status
 
 
+def _hunt(args, targets: list):
+    """``keep_reason(target, graph)`` of ``--mutants``: the graph kills a survivor of that campaign (None without it)."""
+    if not args.mutants:
+        return None
+    from harness.core.config import RunConfig
+    from harness.mutate.hunt import Hunt, load_survivors
+    from harness.run import forking
+
+    hunt = Hunt(load_survivors(args.mutants, targets), RunConfig(seed=args.seed),
+                isolate=not args.no_isolation and forking.available())
+    return lambda target, graph: hunt.reason(target, graph.program)
+
+
 def run_contexts(args, targets: list, flows: tuple, keep_reason=None) -> int:
-    """``passgate fuzz --contexts``: :mod:`harness.fuzz.contexts_campaign`; ``keep_reason(graph) -> str | None``
-    keeps a graph for a reason of the caller's (the mutation engine: it kills a surviving mutant)."""
+    """``passgate fuzz --contexts``: :mod:`harness.fuzz.contexts_campaign`; ``keep_reason(target, graph) -> str |
+    None`` keeps a graph for a reason of the caller's (the mutation engine: it kills a surviving mutant)."""
     from pathlib import Path
 
     from harness.cli.check import configure_cache

@@ -22,7 +22,7 @@ For each target (a ``--pass`` or a catalog entry):
    goes on with the rest of the budget for other failures;
 4. a draw is *kept* when it reaches an arc of the target's files no earlier
    graph reached, shows a verdict pattern (the set of (check, status)) not seen
-   before, or a ``keep_reason(graph)`` hook says why (the mutation engine's:
+   before, or a ``keep_reason(target, graph)`` hook says why (the mutation engine's:
    it kills a surviving mutant). Kept graphs are written as a corpus folder
    (``passgate corpus distill --from DIR`` takes them into the gate's corpus);
 5. each failure is checked through the session (the report, exit status 1),
@@ -51,7 +51,9 @@ from harness.fuzz.contexts_build import build_program
 __all__ = ["ContextGraph", "Seen", "KeptContext", "Failure", "KeepReason", "rewritten_items", "observe_context",
            "ContextSearch"]
 
-KeepReason = Callable[["ContextGraph"], Optional[str]]
+KeepReason = Callable[[object, "ContextGraph"], Optional[str]]
+"""``keep_reason(target, graph)``: why to keep a drawn graph for a reason of the caller's (``passgate fuzz --contexts
+--mutants``: it kills a mutant of the target that the suite lets survive, :class:`harness.mutate.hunt.Hunt`)."""
 MAX_CHAINS = 4  # chains of two co-removed ops per target
 
 
@@ -227,7 +229,7 @@ class ContextSearch:
         self.arcs |= seen.arcs
         self.patterns.add(seen.verdicts)
         if self.keep_reason is not None:
-            why = self.keep_reason(graph)
+            why = self.keep_reason(self.target, graph)
             if why:
                 reasons.append(why)
         if reasons:
