@@ -151,8 +151,10 @@ def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *,
     for t in chosen:
         for case in _cases_for(t, wanted, by_name):
             prepare_case(case, t.loaded.stage, config)
+    note(f"mutate: {len(by_name)} added cases; the {len(chosen)} entries' references on them")
     refs = evaluate(chosen, lambda t: reference(t, _cases_for(t, wanted, by_name), config, settings),
-                    _failed_reference, workers=workers, isolate=isolate, limit=3600.0)
+                    _failed_reference, workers=workers, isolate=isolate, limit=3600.0,
+                    done=lambda i, r: note(f"reference {i + 1}/{len(chosen)} {r.entry}: {len(r.runs)} added cases"))
     camp.references = {r.entry: r for r in refs}
     camp.outcomes, todo = [], []
     for (t, m), before in zip(pairs, old["mutants"]):
