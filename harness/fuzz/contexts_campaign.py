@@ -50,7 +50,7 @@ class ContextCampaign:
         fuzzer = Fuzzer(self.targets, self.seed, self.config, 1, self.isolate, note=session.note)
         observations = fuzzer.measure_baseline(sources.select(list(self.baseline))) if self.baseline else []
         for t in self.targets:
-            items = rewritten_items(t.name, observations)
+            items = rewritten_items(t.name, observations, t.files)
             session.note(f"{t.name}: rewrites {' '.join('>'.join(i) for i in items[:12])}"
                          + (f" (+{len(items) - 12})" if len(items) > 12 else "") + f"; searching {len(items)} op(s) "
                          f"for {self.max_draws} draws or {self.seconds:g} s")

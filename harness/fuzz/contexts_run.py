@@ -48,7 +48,7 @@ from harness.core.config import RunConfig
 from harness.fuzz.contexts import FORMS, Combo, combos, forms_for_atom, plain
 from harness.fuzz.contexts_build import build_program
 
-__all__ = ["ContextGraph", "Seen", "KeptContext", "Failure", "KeepReason", "rewritten_items", "observe_context",
+__all__ = ["ContextGraph", "Seen", "KeptContext", "Failure", "KeepReason", "source_forms", "rewritten_items", "observe_context",
            "ContextSearch"]
 
 KeepReason = Callable[[object, "ContextGraph"], Optional[str]]
@@ -115,8 +115,28 @@ class Failure:
     draws: int  # draws until it was first met
 
 
-def rewritten_items(target_name: str, observations: list) -> tuple:
-    """The op items the target rewrites on the baseline graphs: single forms, then chains of two."""
+_SOURCE_OP = re.compile(r"\b(?:aten|edge|exir_ops\.edge\.aten|torch\.ops\.aten)\.(\w+)\.(?:default|Tensor|Scalar|int|dim|"
+                        r"dims|self|out|\w+)\b")
+
+
+def source_forms(files) -> list:
+    """The forms of the ops a pass's source names (``exir_ops.edge.aten.permute_copy.default``, ``aten.add.Tensor``):
+    what it matches, whether or not the baseline graphs made it rewrite them."""
+    keys: list = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        for name in _SOURCE_OP.findall(text):
+            keys += [k for k in forms_for_atom(f"aten.{name}.default") if k not in keys]
+    return keys
+
+
+def rewritten_items(target_name: str, observations: list, files=()) -> tuple:
+    """The op items the target rewrites on the baseline graphs, then those its source names (``files``): single
+    forms, then chains of two. Every form when neither names one."""
     singles: list = []
     chains: list = []
     for obs in observations:
@@ -127,6 +147,7 @@ def rewritten_items(target_name: str, observations: list) -> tuple:
             pair = (first, second)
             if not FORMS[second].binary and pair not in chains and len(chains) < MAX_CHAINS:
                 chains.append(pair)
+    singles += [k for k in source_forms(files) if k not in singles]
     if not singles:
         singles = list(FORMS)
     return tuple((k,) for k in singles) + tuple(chains)
