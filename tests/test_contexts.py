@@ -164,3 +164,14 @@ def test_keep_criteria_and_the_mutation_hook_are_deterministic(passgate_cache):
     (killer,) = [k for k in one.kept if "kills mutant m1" in k.reasons]
     assert killer.graph.name == asked[0][2] and asked[0] == asked[1]
     assert len(asked[0]) == 8 - one.not_built - one.not_lowered
+
+
+def test_the_ops_a_pass_source_names_are_searched(tmp_path):
+    """A pass that rewrites nothing on the baseline graphs is searched on the ops its source matches."""
+    from harness.fuzz.contexts_run import rewritten_items, source_forms
+
+    src = tmp_path / "a_pass.py"
+    src.write_text("if node.target == exir_ops.edge.aten.permute_copy.default and x == aten.add.Tensor:\n    pass\n")
+    assert source_forms([str(src)]) == ["permute", "transpose", "linear", "add"]  # every form lowering to one
+    assert rewritten_items("p", [], [str(src)]) == (("permute",), ("transpose",), ("linear",), ("add",))
+    assert len(rewritten_items("p", [])) > 30  # nothing named, nothing seen: every form
