@@ -115,3 +115,21 @@ def test_committed_baseline_is_valid_and_every_entry_has_a_reason():
     b = bl.load(path)
     assert b.entries and all(e.reason.strip() for e in b.entries)
     assert not [e for e in b.entries if e.kind == "untriaged"], "triage every known violation: name its reason"
+
+
+def test_update_keep_unrun_records_added_graphs_and_keeps_every_other_entry(tmp_path, capsys):
+    """A run over one added graph, recorded with --keep-unrun: that graph's violations are added, the entries of
+    pairs it did not run stay as they were; without the flag they are dropped (and the update says so)."""
+    status, doc, report = _run(tmp_path, "CATALOG")
+    baseline = tmp_path / "baseline.json"
+    other = bl.BaselineEntry("vendor.Rank0ToRank1Pass", "mlp", "val_matches_execution", "kept as it was", "#9")
+    bl.save(bl.Baseline([other]), baseline)
+    assert main(["baseline", "update", "--baseline", str(baseline), "--from", str(report), "--keep-unrun"]) == 0
+    kept = bl.load(baseline).by_key()
+    assert set(kept) == {other.key} | {("vendor.Rank0ToRank1Pass", g, "val_matches_execution")
+                                        for g in ("conv_bn_relu", "residual_block")}
+    assert kept[other.key].reason == "kept as it was"
+    capsys.readouterr()
+    assert main(["baseline", "update", "--baseline", str(baseline), "--from", str(report)]) == 0
+    assert other.key not in bl.load(baseline).by_key()
+    assert "dropped 1 entry of pairs this run did not run" in capsys.readouterr().out

@@ -49,11 +49,15 @@ def add_parser(sub) -> None:
                           "rules' reason, else are marked untriaged; fixed entries (the check held) and stale "
                           "entries (their pass x graph ran but the check was not judged, or fails only as a "
                           "should-level warning) are dropped and listed; entries of pairs the run did not run are "
-                          "dropped too, so update from a run that covers the whole baseline.")
+                          "dropped too, so update from a run that covers the whole baseline (or keep them with "
+                          "--keep-unrun, to record a run over added graphs only).")
     up.add_argument("--baseline", default=DEFAULT_PATH, metavar="FILE",
                     help="the baseline to write (default reports/baseline.json); reasons already in it are kept")
     up.add_argument("--from", dest="from_results", metavar="RESULTS",
                     help="take the violations of this results.json (or its folder) instead of running")
+    up.add_argument("--keep-unrun", action="store_true",
+                    help="keep the entries of pass x graph pairs the run did not run as they are: record a run over "
+                         "added graphs (or entries) without judging the rest again")
     add_run_arguments(up)
     add_incremental_arguments(up)  # the run it records from reuses unchanged verdicts unless --no-incremental
     up.set_defaults(run=run_update)
@@ -156,6 +160,9 @@ def run_update(args) -> int:
         "from": source, "executorch": env.get("executorch"), "torch": env.get("torch"),
         "configuration": doc.get("configuration", {}),
     })
+    if args.keep_unrun and previous:
+        ran = {(r.pass_name, r.graph) for r in results}
+        new.entries += [e for e in previous.entries if (e.pass_name, e.graph) not in ran]
     path = bl.save(new, args.baseline)
     old_keys = set(previous.by_key()) if previous else set()
     new_keys = set(new.by_key())
@@ -163,7 +170,13 @@ def run_update(args) -> int:
     print(f"passgate: baseline {path}: {len(new.entries)} known violation(s) (+{len(new_keys - old_keys)} "
           f"-{len(old_keys - new_keys)}), {untriaged} untriaged", file=sys.stdout)
     if previous:
+        ran = {(r.pass_name, r.graph) for r in results}
         _say_dropped(bl.gate(results, previous, args.strict))
+        if not args.keep_unrun:
+            gone = sum(1 for e in previous.entries if (e.pass_name, e.graph) not in ran)
+            if gone:
+                print(f"passgate: dropped {gone} entr{'y' if gone == 1 else 'ies'} of pairs this run did not run "
+                      "(--keep-unrun keeps them)", file=sys.stdout)
     return 0
 
 
