@@ -114,7 +114,7 @@ def run_device_ingest(args) -> int:
     index, results = bundles.ingest(args.bundles, args.device, args.runtime)
     doc = bundles.ingest_document(index, results, args.bundles, args.device, args.runtime, started)
     writers.write_all(report_dir, doc)
-    results_json.write(report_dir, doc)
+    writers.write_results(report_dir, doc)
     if not args.quiet:
         for r in results:
             print(f"passgate: {r.pass_name} x {r.graph}: {r.status.value}" + (f": {r.message}" if r.message else ""))

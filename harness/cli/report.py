@@ -77,7 +77,7 @@ def _write(out: str, doc: dict) -> Path:
 
     out_dir = report_json.ensure_writable(out)
     writers.write_all(out_dir, doc)
-    report_json.write(out_dir, doc)
+    writers.write_results(out_dir, doc)
     return out_dir
 
 

@@ -13,7 +13,6 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Optional
@@ -100,22 +99,11 @@ def document(results: Iterable[CheckResult], configuration: dict, cases: list[di
 
 
 def write(report_dir: os.PathLike, doc: dict) -> Path:
-    """``doc`` as results.json, with its ``blind`` key (:mod:`harness.report.blind_sections`) computed here."""
+    """``doc`` as results.json (the sections computed from its records, such as ``blind``, are added by
+    :func:`harness.report.writers.write_results`, which knows every section)."""
     path = Path(report_dir) / RESULTS_FILE
-    atomic_write_bytes(path, dumps({**doc, "blind": _blind(doc)}).encode())
+    atomic_write_bytes(path, dumps(doc).encode())
     return path
-
-
-def _blind(doc: dict) -> Optional[dict]:
-    """The numerics-blind report of ``doc``; None (and a warning) if it cannot be made: never the results' loss."""
-    from harness.report import blind_sections  # lazily: the view it reads imports this module
-
-    try:
-        return blind_sections.document_key(doc)
-    except Exception as exc:  # noqa: BLE001 - one section must not cost the run its results.json
-        print(f"passgate: warning: results.json's blind section was not computed: {type(exc).__name__}: {exc}",
-              file=sys.stderr)
-        return None
 
 
 _RESULTS_SLOT = "\x00passgate results\x00"

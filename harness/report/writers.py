@@ -20,10 +20,11 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from harness.report import blind, junit_xml, report_html, summary_md
+from harness.report import blind, blind_sections, junit_xml, report_html, summary_md
+from harness.report import results_json as report_json
 from harness.report.headline import compute as compute_headline
 
-__all__ = ["REPORT_FILES", "Writer", "default_writers", "forkable", "guarded", "start", "write_all"]
+__all__ = ["REPORT_FILES", "Writer", "default_writers", "forkable", "guarded", "start", "write_all", "write_results"]
 
 Writer = Callable[[Path, dict], None]
 REPORT_FILES = ("results.json", "junit.xml", "summary.md", "report.html", "blind.json")
@@ -36,6 +37,22 @@ def write_all(report_dir, doc: dict, writers: Optional[Iterable[Writer]] = None)
     for w in writers or (junit_xml.write, report_html.write, summary_md.write, blind.write):
         paths.append(w(report_dir, doc))
     return paths
+
+
+def write_results(report_dir, doc: dict) -> Path:
+    """``doc`` as results.json with the sections computed from its records (``blind``): here and not in
+    :mod:`~harness.report.results_json`, whose serializer the view (and so every section) reads back."""
+    return report_json.write(report_dir, {**doc, "blind": _blind(doc)})
+
+
+def _blind(doc: dict) -> Optional[dict]:
+    """The numerics-blind report of ``doc``; None (and a warning) if it cannot be made: never the results' loss."""
+    try:
+        return blind_sections.document_key(doc)
+    except Exception as exc:  # noqa: BLE001 - one section must not cost the run its results.json
+        print(f"passgate: warning: results.json's blind section was not computed: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return None
 
 
 def guarded(writer: Writer, name: str) -> Writer:

@@ -34,7 +34,7 @@ from harness.graphs.op_coverage import case_ops, op_coverage
 from harness.report import results_json as report_json
 from harness.report import terminal
 from harness.report.view import load as load_results
-from harness.report.writers import default_writers, forkable
+from harness.report.writers import default_writers, forkable, write_results
 from harness.report.writers import start as start_writers
 
 __all__ = ["Terminated", "sigterm_raises", "Session", "render_table"]
@@ -172,7 +172,7 @@ class Session:
         )
         Path(self.report_dir).mkdir(parents=True, exist_ok=True)
         # results.json (the largest) and the other formats at once, in forked children where possible
-        wait = start_writers(self.report_dir, doc, [forkable(report_json.write), *self.writers])
+        wait = start_writers(self.report_dir, doc, [forkable(write_results), *self.writers])
         try:
             # the table with each failure's reason, while the files are written; then the headline and the files
             text = terminal.table(doc) if not self.quiet else ""
