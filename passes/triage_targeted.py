@@ -21,10 +21,11 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "the CPU program no longer runs (the delegate runs it on quantized tensors; a dequantize before a float "
          "output is handed the float value), and the edge verifier rejects the int8 operand; QNN and Samsung lower without that verifier (qnn_edge_config, EnnBackend.preprocess)",
          "by-design", upstream=ET + "backends/qualcomm/_passes/insert_io_qdq.py; backends/samsung/_passes/insert_qdq.py"),
-    Rule(("InsertQDQPass",), ("verifier",), r"Expected a value of type 'Tensor' for argument 'scale'",
+    Rule(("InsertQDQPass",), ("runnable", "verifier"), r"Expected a value of type 'Tensor' for argument 'scale'",
          "_create_qdq_node maps quantize_per_tensor.default to the .tensor overloads but passes the annotated float "
          "scale / zero point as they are: its float-to-tensor guard isinstance(arg.type, torch.Tensor) is never true "
-         "(arg.type is a schema type), so dequantize_per_tensor.tensor gets a float where its schema takes a Tensor",
+         "(arg.type is a schema type), so dequantize_per_tensor.tensor gets a float where its schema takes a Tensor "
+         "(the verifier rejects it; where the dequantize is on the path to an output, running the program fails too)",
          upstream=ET + "backends/samsung/_passes/insert_qdq.py (_create_qdq_node)"),
     Rule(("InsertQDQPass",), ("verifier",), r"'NoneType' object has no attribute 'numel'",
          "targeted_quant_pad_dyn (dynamic batch): the quantize it inserts after the input has no meta['val'] that "
