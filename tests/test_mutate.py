@@ -239,3 +239,14 @@ def test_fuzz_contexts_keeps_a_graph_that_kills_a_surviving_mutant(tmp_path):
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode in (0, 1), proc.stderr
     assert "surviving mutant" in proc.stderr, proc.stderr[-3000:]
+
+
+def test_an_entry_is_mutated_in_its_own_code_not_in_a_sibling_pass_of_its_module():
+    """mutation_subject.py holds two passes: ReluToClamp's sample has none of FoldDoubleNeg's methods."""
+    from harness.fuzz.targets import for_pass
+    from harness.mutate.campaign import sample_mutants
+
+    target = for_pass(SUBJECT)
+    drawn = {m.qualname for _, m in sample_mutants([target], 10_000, 0)}
+    every = {m.qualname for m in mutants_of(target.files[0], source_of(target.files[0]))}
+    assert "FoldDoubleNeg.call" in every and drawn == {"ReluToClamp.call"}

@@ -37,7 +37,7 @@ from harness.core.results import Level, Status, ir_checks_at
 from harness.mutate.operators import Mutant, mutants_of
 from harness.mutate.overlay import NotApplied, apply, source_of
 
-__all__ = ["OUTCOMES", "DETECTED", "INERT", "Settings", "CaseRun", "Reference", "Outcome", "sample_entries", "sample_mutants",
+__all__ = ["OUTCOMES", "DETECTED", "INERT", "Settings", "CaseRun", "Reference", "Outcome", "sample_entries", "owned", "sample_mutants",
            "reference", "judge", "score", "group_scores", "failed_outcome"]
 
 OUTCOMES = ("killed", "timed_out", "survived", "equivalent", "not_reached", "not_applied")
@@ -128,8 +128,28 @@ def sample_entries(targets: list, count: int, seed: int) -> list:
     return sorted(chosen, key=lambda t: targets.index(t))
 
 
+def owned(target) -> Callable[[Mutant], bool]:
+    """Which mutants of the target's files are its own code: module-level functions, and the methods of its class
+    and of the bases defined beside it. A module often holds several passes (Cadence's ``reorder_ops.py`` a dozen):
+    a sibling pass's methods are another entry's code, which this entry never runs."""
+    import inspect
+
+    from harness.catalog.entries import resolve
+
+    try:
+        obj = resolve(target.entry.spec) if target.entry is not None else target.loaded.obj
+    except Exception:  # noqa: BLE001 - an entry that does not resolve: every mutant of its files
+        return lambda m: True
+    cls = obj if inspect.isclass(obj) else (type(obj) if not inspect.isroutine(obj) else None)
+    if cls is None:
+        return lambda m: True
+    names = {c.__name__ for c in inspect.getmro(cls)}
+    return lambda m: "." not in m.qualname or m.qualname.split(".", 1)[0] in names
+
+
 def sample_mutants(targets: list, count: int, seed: int, operators: tuple = ()) -> list[tuple]:
-    """``count`` (target, mutant) pairs, round-robin over the targets, each target's mutants shuffled by ``seed``."""
+    """``count`` (target, mutant) pairs, round-robin over the targets, each target's own mutants (:func:`owned`)
+    shuffled by ``seed``."""
     rng = random.Random(f"mutants:{seed}")
     sources: dict[str, str] = {}
     queues = []
@@ -139,6 +159,8 @@ def sample_mutants(targets: list, count: int, seed: int, operators: tuple = ()) 
             if f not in sources:
                 sources[f] = source_of(f)
             mine.extend(mutants_of(f, sources[f], list(operators) or None))
+        own = owned(t)
+        mine = [m for m in mine if own(m)]
         rng.shuffle(mine)
         queues.append((t, mine))
     chosen: list[tuple] = []
