@@ -51,42 +51,15 @@ COMMANDS = {
     "fusion_expected": ["vulkan", "--ops", "decline:conv2d_dw", "--count", "1", "--mode", "fuse-patterns", "-j", "1"],
 }
 
-# capture name -> Python run with passgate's own functions: checks no small `passgate check` reaches (a
-# partitioner's proposal is judged inside `passgate run`, on the catalog's backend partitioners)
-PYTHON = {
-    "partitions": """\
-import types
-
-import torch
-
-from harness.pipelines.partitioners import delegate_call_only, judge_partitions
-
-g = torch.fx.Graph()
-x = g.placeholder("x")
-a = g.call_function(torch.relu, (x,))
-b = g.call_function(torch.neg, (a,))        # outside the partition, between two of its nodes
-c = g.call_function(torch.add, (a, b))
-g.output(c)
-# a partition {relu, add} proposed by a partitioner whose operator support rejects add
-for r in judge_partitions({"tag0": [a, c]}, lambda n: n.target is not torch.add, "MyPartitioner", "toy"):
-    print(f"{r.check}: {r.status.value}: {r.message}")
-
-# fuse_partitions' way of lowering: a call_module where a delegate call belongs
-root = torch.nn.Module()
-root.fused_0 = torch.nn.ReLU()
-g = torch.fx.Graph()
-x = g.placeholder("x")
-g.output(g.call_module("fused_0", (x,)))
-r = delegate_call_only(types.SimpleNamespace(graph_module=torch.fx.GraphModule(root, g)), "MyPartitioner", "toy")
-print(f"{r.check}: {r.status.value}: {r.message}")
-""",
-}
+# capture name -> a Python file of docs/checks/examples run with passgate's own functions: checks no small
+# `passgate check` reaches (a partitioner's proposal is judged inside `passgate run`, on the catalog's backend
+# partitioners). The file is the page's code and what runs: one text, not a copy here.
+PYTHON = {"partitions": OUT / "partitions.py"}
 
 
 def _capture_python(name: str) -> str:
-    proc = subprocess.run([sys.executable, "-c", PYTHON[name]], capture_output=True, text=True, timeout=600,
+    proc = subprocess.run([sys.executable, str(PYTHON[name])], capture_output=True, text=True, timeout=600,
                           cwd=ROOT)
-    (OUT / f"{name}.py").write_text(PYTHON[name])  # the page shows the code beside its output
     shown = proc.stdout.rstrip().splitlines()  # stderr: torch's and torchao's loading noise
     return "\n".join([f"$ python {name}.py", *shown]) + "\n"
 
