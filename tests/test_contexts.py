@@ -91,6 +91,8 @@ BROKEN = {
     "data_dependent": ("DivToMulReciprocal", "DivToMulReciprocalFixed", ("producer=nonzero", "producer=item")),
 }
 SEARCH_DRAWS = 25  # fewer than the default draws per pass: found within them is found within the default budget
+# (the time budget is lifted: on a loaded machine 180 s may end a search before its draws, and the draw count, not
+# the machine's speed, is what the test asserts)
 
 
 @pytest.mark.parametrize("kind", list(BROKEN))
@@ -105,7 +107,8 @@ def test_contexts_finds_shrinks_and_reproduces(kind, tmp_path, passgate_cache):
     report = tmp_path / "report"
     env = {**os.environ, "PASSGATE_NO_SERVER": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, "-m", "harness.cli.main", "fuzz", "--contexts", "--pass",
-                           f"{passes}:{broken}", "--draws", str(SEARCH_DRAWS), "--report", str(report), "-q"],
+                           f"{passes}:{broken}", "--draws", str(SEARCH_DRAWS), "--budget", "3600", "--report",
+                           str(report), "-q"],
                           cwd=root, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 1 and (report / "results.json").is_file(), proc.stderr[-3000:]
     doc = json.loads((report / "results.json").read_text())
