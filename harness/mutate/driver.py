@@ -54,33 +54,42 @@ def _failed_reference(target, why: str) -> Reference:
     return Reference(target.name, error=why)
 
 
-def run_campaign(targets: list, specs: list, settings: Settings, config: RunConfig, *, workers: int = 1,
-                 isolate: bool = True, note: Callable[[str], None] = lambda s: None,
-                 saved: Optional[Callable[[Campaign], None]] = None) -> Campaign:
-    """Draw, load, measure the references, judge the mutants; ``saved(campaign)`` after each batch of outcomes."""
+def _load_and_measure(chosen: list, specs: list, settings: Settings, config: RunConfig, workers: int, isolate: bool,
+                      note: Callable[[str], None]) -> tuple[dict, dict]:
+    """(case name -> case, entry -> Reference): the cases of ``specs`` the drawn entries apply to, loaded and prepared
+    here before any fork, and each entry's unmutated run on them in a forked child."""
     from harness.check.runner import prepare_case
     from harness.fuzz.workers import evaluate
     from harness.graphs.cases import load_cases
 
-    started = time.perf_counter()
-    chosen = sample_entries(targets, settings.entries, settings.seed)
-    camp = Campaign(settings, [t.name for t in chosen], catalogs={t.name: t.catalog or "pass" for t in chosen})
     wanted = [s for s in specs if any(t.applies(s) for t in chosen)]
-    note(f"mutate: {len(chosen)} entries drawn; loading {len(wanted)} cases")
+    note(f"mutate: loading {len(wanted)} cases")
     by_name = {s.name: c for s, c in zip(wanted, load_cases(wanted))}
-    camp.cases = list(by_name)
     for t in chosen:
         for case in _cases_for(t, wanted, by_name):
             prepare_case(case, t.loaded.stage, config)
 
-    def ref_done(i: int, ref: Reference) -> None:
-        runs = len(ref.runs)
-        note(f"reference {i + 1}/{len(chosen)} {chosen[i].name}: {runs} cases"
+    def done(i: int, ref: Reference) -> None:
+        note(f"reference {i + 1}/{len(chosen)} {ref.entry}: {len(ref.runs)} cases"
              + (f" (error: {ref.error})" if ref.error else ""))
 
     refs = evaluate(chosen, lambda t: reference(t, _cases_for(t, wanted, by_name), config, settings),
-                    _failed_reference, workers=workers, isolate=isolate, limit=3600.0, done=ref_done)
-    camp.references = {r.entry: r for r in refs}
+                    _failed_reference, workers=workers, isolate=isolate, limit=3600.0, done=done)
+    return by_name, {r.entry: r for r in refs}
+
+
+def run_campaign(targets: list, specs: list, settings: Settings, config: RunConfig, *, workers: int = 1,
+                 isolate: bool = True, note: Callable[[str], None] = lambda s: None,
+                 saved: Optional[Callable[[Campaign], None]] = None) -> Campaign:
+    """Draw, load, measure the references, judge the mutants; ``saved(campaign)`` after each batch of outcomes."""
+    from harness.fuzz.workers import evaluate
+
+    started = time.perf_counter()
+    chosen = sample_entries(targets, settings.entries, settings.seed)
+    camp = Campaign(settings, [t.name for t in chosen], catalogs={t.name: t.catalog or "pass" for t in chosen})
+    note(f"mutate: {len(chosen)} entries drawn")
+    by_name, camp.references = _load_and_measure(chosen, specs, settings, config, workers, isolate, note)
+    camp.cases = list(by_name)
 
     pairs = sample_mutants(chosen, settings.sample, settings.seed, settings.operators)
     camp.outcomes = [None] * len(pairs)
@@ -134,9 +143,7 @@ def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *,
     on the added cases alone. Sound because adding cases changes no verdict on the old ones: a detected mutant stays
     detected; a survivor is killed when an added case kills it; an equivalent one survives when an added case
     shows its program changed."""
-    from harness.check.runner import prepare_case
     from harness.fuzz.workers import evaluate
-    from harness.graphs.cases import load_cases
     from harness.mutate.campaign import INERT, Outcome
 
     started = time.perf_counter()
@@ -145,17 +152,8 @@ def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *,
                         s["timeout_floor"])
     chosen, pairs = _reopened(old, targets, settings)
     camp = Campaign(settings, [t.name for t in chosen], catalogs={t.name: t.catalog or "pass" for t in chosen})
-    wanted = [sp for sp in added if any(t.applies(sp) for t in chosen)]
-    by_name = {sp.name: c for sp, c in zip(wanted, load_cases(wanted))}
+    by_name, camp.references = _load_and_measure(chosen, added, settings, config, workers, isolate, note)
     camp.cases = list(s["cases"]) + [n for n in by_name if n not in s["cases"]]
-    for t in chosen:
-        for case in _cases_for(t, wanted, by_name):
-            prepare_case(case, t.loaded.stage, config)
-    note(f"mutate: {len(by_name)} added cases; the {len(chosen)} entries' references on them")
-    refs = evaluate(chosen, lambda t: reference(t, _cases_for(t, wanted, by_name), config, settings),
-                    _failed_reference, workers=workers, isolate=isolate, limit=3600.0,
-                    done=lambda i, r: note(f"reference {i + 1}/{len(chosen)} {r.entry}: {len(r.runs)} added cases"))
-    camp.references = {r.entry: r for r in refs}
     camp.outcomes, todo = [], []
     for (t, m), before in zip(pairs, old["mutants"]):
         kept = Outcome(m, t.name, t.catalog or "pass", before["status"], list(before["cases"]),
