@@ -3,12 +3,14 @@
 The public API is the names in ``__all__``; everything else is internal and
 may change. They are imported lazily (on first attribute access), because
 ``passgate --help`` must not pay for importing torch and executorch (~6 s).
+The plugin API is the part of it marked ``@stable``
+(:mod:`harness.core.stability`): the types the entry-point groups of
+:mod:`harness.core.pluginspec` hand plugins or take from them.
 
 The engine is layered; each subpackage imports only from those listed
 after it, never from content (``passes/``, ``vulkan/``, ``fixtures/``),
-which plugs in through entry points (``passgate.catalogs``,
-``passgate.pipelines``, ``passgate.graph_sources``, ``passgate.units``,
-``passgate.commands``, ``passgate.report_sections``, ``passgate.triage``):
+which plugs in through the entry-point groups :mod:`harness.core.pluginspec`
+declares, as a vendor's plugin does:
 
 - ``cli``: the ``passgate`` command, one module per subcommand;
 - ``serve``: the warm server, its client and its wire protocol;
@@ -47,20 +49,46 @@ _PUBLIC = {
     "Catalog": "harness.catalog",
     "PassgateError": "harness.core.errors",
     "UsageError": "harness.core.errors",
+    # the plugin API (@stable): what the entry-point groups of harness.core.pluginspec exchange
+    "CatalogEntry": "harness.catalog",
+    "entry": "harness.catalog",
+    "known": "harness.catalog",
+    "KnownFailure": "harness.catalog",
+    "Build": "harness.catalog",
+    "Config": "harness.catalog",
+    "Lazy": "harness.catalog",
+    "EntryFactory": "harness.catalog",
+    "Pipeline": "harness.pipelines.pipeline",
+    "Step": "harness.pipelines.pipeline",
+    "CaseSpec": "harness.graphs.cases",
+    "ModelInputs": "harness.graphs.cases",
+    "Unit": "harness.run.plan",
+    "BackendPartitioner": "harness.pipelines.partitioners",
+    "check_backend_partitioner": "harness.pipelines.partitioners",
+    "PT2EFlow": "harness.graphs.quantizers",
+    "Unreachable": "harness.run.reachable",
 }
 
 __all__ = [
     "check_pass", "assert_ir_spec", "IRSpecCheck", "IRSpecViolation", "CheckResult", "Status", "Level", "CHECKS",
     "RunConfig", "ExitCode", "Catalog", "PassgateError", "UsageError", "__version__",
+    "CatalogEntry", "entry", "known", "KnownFailure", "Build", "Config", "Lazy", "EntryFactory", "Pipeline", "Step",
+    "CaseSpec", "ModelInputs", "Unit", "BackendPartitioner", "check_backend_partitioner", "PT2EFlow", "Unreachable",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from harness.catalog import Catalog
+    from harness.catalog import Build, Catalog, CatalogEntry, Config, EntryFactory, KnownFailure, Lazy, entry, known
     from harness.core.config import RunConfig
     from harness.core.errors import IRSpecViolation, PassgateError, UsageError
     from harness.core.kinds import ExitCode
     from harness.core.results import CHECKS, CheckResult, Level, Status
+    from harness.graphs.cases import CaseSpec, ModelInputs
+    from harness.graphs.quantizers import PT2EFlow
+    from harness.pipelines.partitioners import BackendPartitioner, check_backend_partitioner
+    from harness.pipelines.pipeline import Pipeline, Step
     from harness.run.library import IRSpecCheck, assert_ir_spec, check_pass
+    from harness.run.plan import Unit
+    from harness.run.reachable import Unreachable
 
 
 def __getattr__(name: str) -> Any:

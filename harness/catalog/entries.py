@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Optional, Union
 
 from harness.check.loading import LoadedPass, instantiate
+from harness.core.stability import stable
 from harness.pipelines import pipeline
 
 __all__ = ["CATALOG_STAGES", "QUANTIZED", "ANY_GRAPH", "KnownFailure", "Build", "Lazy", "resolve", "EntryFactory",
@@ -46,6 +47,7 @@ QUANTIZED = "quantized"  # graph source / tag of quantized cases
 ANY_GRAPH = "*"  # in applies_to: every graph of the entry's stage, float and quantized, of every source
 
 
+@stable
 @dataclass(frozen=True)
 class KnownFailure:
     """A check the pass is known to fail, and why.
@@ -66,6 +68,7 @@ class KnownFailure:
         return not self.graphs or graph in self.graphs or bool(set(self.graphs) & set(tags))
 
 
+@stable
 @dataclass(frozen=True)
 class Build:
     """How to construct a pass for one program. Picklable: isolated runs ship it to a worker.
@@ -119,6 +122,7 @@ def _shown(value: Any) -> str:
     return repr(value)
 
 
+@stable
 @dataclass(frozen=True)
 class Lazy:
     """A constructor argument made when the pass is built: ``resolve(spec)()``
@@ -143,6 +147,7 @@ def resolve(spec: str) -> Any:
     return obj
 
 
+@stable
 @dataclass(frozen=True)
 class EntryFactory:
     """``LoadedPass(kind='factory')`` object: builds the entry's pass for the program it is handed."""
@@ -200,6 +205,7 @@ def split_config(name: str) -> tuple[str, str]:
     return name, ""
 
 
+@stable
 @dataclass(frozen=True)
 class Config:
     """One construction of a parameterized pass, beside the entry's default one.
@@ -235,6 +241,7 @@ class Config:
             unavailable=pick(self.unavailable, e.unavailable))
 
 
+@stable
 @dataclass(frozen=True)
 class CatalogEntry:
     """One upstream pass and its contract (one construction of it: see :class:`Config`)."""
@@ -310,6 +317,7 @@ class CatalogEntry:
                           semantics=self.semantics, stage=self.runner_stage)
 
 
+@stable
 @dataclass
 class Catalog:
     """A named set of entries and the packages discovery walks for it."""
@@ -329,6 +337,7 @@ class Catalog:
 
 # -- helpers catalogs use to write entries compactly ----------------------------------------------------
 
+@stable
 def entry(catalog: str, spec: str, configs: Optional[Mapping[str, Union[Build, Config]]] = None,
           default: str = "", **kw) -> CatalogEntry:
     """An entry of ``catalog`` named ``<catalog>.<attr of spec>``.
@@ -366,6 +375,7 @@ def entry(catalog: str, spec: str, configs: Optional[Mapping[str, Union[Build, C
     return replace(e, configs=tuple(items)) if items else e
 
 
+@stable
 def known(check: str, reason: str, upstream: str = "", graphs: tuple = (), kind: str = "bug") -> KnownFailure:
     """A :class:`KnownFailure`, with ``graphs`` given as any iterable."""
     return KnownFailure(check, reason, upstream, tuple(graphs), kind)

@@ -9,14 +9,18 @@ reach the user as tracebacks, and are raised only where a caller expects them.
 
 from __future__ import annotations
 
+from harness.core.stability import stable
+
 __all__ = ["PassgateError", "UsageError", "IRSpecViolation", "PassTimeout", "CorruptCacheEntry", "ChildFailed",
            "StepFailed"]
 
 
+@stable
 class PassgateError(Exception):
     """Base class of every exception passgate defines (hypothesis' ``HypothesisException`` is the model)."""
 
 
+@stable
 class UsageError(PassgateError):
     """Raised for anything the user must fix (bad SPEC, unknown graph, unwritable folder).
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from enum import IntEnum, StrEnum
 
+from harness.core.stability import stable
+
 __all__ = ["ExitCode", "Outcome", "Semantics"]
 
 
+@stable
 class ExitCode(IntEnum):
     """The exit status of every passgate command (pytest's ``ExitCode`` is the model)."""
 

@@ -11,10 +11,13 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any, Iterable, Optional
 
+from harness.core.stability import stable
+
 __all__ = ["Status", "Level", "CheckInfo", "CHECKS", "check_ids", "IR_CHECK_IDS", "RERUN_CHECKS", "STATE_CHECKS",
            "PASS_LEVEL", "ir_checks_at", "CheckResult", "summarize", "result"]
 
 
+@stable
 class Status(str, Enum):
     PASS = "pass"
     FAIL = "fail"
@@ -107,6 +110,7 @@ def ir_checks_at(level: Level) -> frozenset:
     return frozenset(c for c in IR_CHECK_IDS if CHECKS[c].level is level)
 
 
+@stable
 @dataclass
 class CheckResult:
     """One verdict: pass x graph x check."""

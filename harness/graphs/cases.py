@@ -24,6 +24,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from harness.core.stability import stable
 from harness.graphs.cache import BUSY, default_cache, deserialize_program, roundtrip, serialize_program
 from harness.graphs.forms import AS_LOWERED, as_lowered
 from harness.graphs.memos import MEMOS
@@ -34,6 +35,7 @@ __all__ = ["STAGES", "ModelInputs", "CaseSpec", "definition_of", "GraphCase", "e
 STAGES = ("export", "edge")
 
 
+@stable
 @dataclass(frozen=True)
 class ModelInputs:
     """What a case builder returns.
@@ -48,6 +50,7 @@ class ModelInputs:
     dynamic_shapes: Any = None
 
 
+@stable
 @dataclass(frozen=True)
 class CaseSpec:
     """How to build one graph case. Cheap: nothing is built until asked."""

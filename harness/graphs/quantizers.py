@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from harness.core import plugins
 from harness.core.errors import UsageError
+from harness.core.stability import stable
 
 __all__ = ["HAND", "FLOW_NAME", "PT2EFlow", "pt2e", "flows", "flow", "patterns_memoized"]
 
@@ -34,6 +35,7 @@ HAND = "hand"  # a program that already calls the Q/DQ ops (a quantized graph re
 FLOW_NAME = re.compile(r"^[a-z][a-z0-9]*$")  # part of case names (``random_s0_012_qxnnpack``): letters, digits
 
 
+@stable
 @dataclass(frozen=True)
 class PT2EFlow:
     """One registered quantization flow."""

@@ -35,6 +35,7 @@ import torch
 from executorch.exir.backend.partitioner import Partitioner
 
 from harness.core.results import CheckResult, Status, check_ids, result
+from harness.core.stability import stable
 
 __all__ = ["PARTITION_CHECKS", "Accepts", "convexity_violation", "judge_partitions",
            "check_capability_partitioner", "delegate_call_only", "vulkan_oracle", "config_oracle",
@@ -174,8 +175,16 @@ def config_oracle(partitioner, ep) -> Accepts:
     return lambda n: n in accepted
 
 
+@stable
 @dataclass(frozen=True)
 class BackendPartitioner:
+    """A backend partitioner passgate checks: ``make()`` builds it, ``oracle(partitioner, ep)`` says which nodes
+    its operator support accepts (what ``partition_supported`` holds each proposed node to).
+
+    A vendor's partitioner is checked with :func:`check_backend_partitioner` from a unit its plugin registers
+    under ``passgate.units``.
+    """
+
     name: str
     make: Callable[[], Partitioner]
     oracle: Callable[[Any, Any], Accepts]
@@ -240,6 +249,7 @@ class PartitionerRun:
     lowered: Any = None
 
 
+@stable
 def check_backend_partitioner(bp: BackendPartitioner, case, runtime: bool = True) -> PartitionerRun:
     """Lower ``case``'s export program with ``bp`` through to_edge_transform_and_lower and judge it; with
     ``runtime`` (and a runtime backend), its lowered program through the runtime too."""

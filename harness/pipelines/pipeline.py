@@ -34,6 +34,7 @@ from harness.core import plugins
 from harness.core.config import RunConfig
 from harness.core.errors import StepFailed, UsageError
 from harness.core.results import IR_CHECK_IDS, RERUN_CHECKS, STATE_CHECKS, Status
+from harness.core.stability import stable
 from harness.graphs.cases import GraphCase
 from harness.graphs.memos import MEMOS
 
@@ -83,6 +84,7 @@ class GraphFunctionPass:
         return self.fn(graph_module, *self.args, **dict(self.kwargs))
 
 
+@stable
 @dataclass(frozen=True)
 class Step:
     """One pipeline step: ``factory(ep)`` builds the pass for the program it will run on."""
@@ -180,6 +182,7 @@ class SpecPropWithPlaceholders(ExportedProgramPassBase):
         return ExportedProgramPassResult(run.program, True)
 
 
+@stable
 @dataclass(frozen=True)
 class Pipeline:
     """A named, ordered list of steps, and how ExecuTorch verifies what they produce."""

@@ -27,6 +27,7 @@ from harness.check.runtime import RUNTIME_CHECK_IDS, judge_case, judge_result, r
 from harness.core import plugins
 from harness.core.config import RunConfig
 from harness.core.results import IR_CHECK_IDS
+from harness.core.stability import stable
 from harness.graphs import sources
 from harness.pipelines.partitioners import PARTITIONERS, check_backend_partitioner
 from harness.pipelines.pipeline import PIPELINE_CHECKS, resolve_pipeline, verify_each
@@ -41,6 +42,7 @@ __all__ = ["ENTRY", "PASS", "PIPELINE", "PARTITIONER", "RUNTIME", "Unit", "Entry
 ENTRY, PASS, PIPELINE, PARTITIONER, RUNTIME = "entry", "pass", "pipeline", "partitioner", "runtime"
 
 
+@stable
 @dataclass(frozen=True)
 class Unit:
     """One thing judged on one graph. Subclasses say what it is judged on (:meth:`items`) and how (:meth:`judge`).

@@ -24,9 +24,12 @@ import ast
 from dataclasses import dataclass, replace
 from typing import Iterable
 
+from harness.core.stability import stable
+
 __all__ = ["Unreachable", "Exclusion", "declared", "exclude"]
 
 
+@stable
 @dataclass(frozen=True)
 class Unreachable:
     """Functions of one pass module that no program can make run."""
