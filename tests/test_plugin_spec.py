@@ -46,6 +46,13 @@ def test_the_engine_reads_declared_groups_only():
         plugins.points("passgate.catalog")  # a typo must not read as "no plugin installed"
 
 
+def test_every_example_registration_parses():
+    for g in pluginspec.GROUPS:
+        toml, _, python = g.example.partition("\n\n")
+        assert tomllib.loads(f'[project.entry-points."{g.name}"]\n{toml}')["project"]["entry-points"][g.name]
+        compile(python, g.name, "exec")
+
+
 def test_every_type_a_group_names_is_public_and_stable():
     named = {t for g in pluginspec.GROUPS for t in g.types}
     assert named - set(harness.__all__) == set()

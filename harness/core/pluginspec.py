@@ -72,11 +72,13 @@ UNITS = EntryPointGroup(
     ("Unit", "BackendPartitioner", "check_backend_partitioner", "CheckResult", "Status"))
 SUITE_PASSES = EntryPointGroup(
     "passgate.suite_passes", "a zero-argument callable",
-    "(pass SPECs, a function graph names -> their known violations): passes the versioned suite runs",
+    "(pass SPECs, known(graphs) -> {(pass name, graph, check): reason}): passes the versioned suite runs and "
+    "their recorded violations (known() without graphs: on the graphs the plugin picks)",
     "the conformance suite and `certify` build their workload",
     'mine = "mybackend.passgate_suite:suite_passes"\n\n'
-    'def suite_passes():\n    return (("mybackend.passes:FuseX",), lambda graphs: [])',
-    ("KnownFailure",))
+    'def known(graphs=("my_block",)):\n    return {("FuseX", g, "meta_val"): "upstream issue 12" for g in graphs}\n\n'
+    'def suite_passes():\n    return ("mybackend.passes:FuseX",), known',
+    ())
 QUANTIZERS = EntryPointGroup(
     "passgate.quantizers",
     "a PT2EFlow, or source text defining quantize(model, inputs, dynamic_shapes) -> ExportedProgram",
