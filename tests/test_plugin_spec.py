@@ -98,6 +98,19 @@ def test_the_example_imports_only_the_stable_public_namespace():
                     assert all(is_stable(getattr(harness, a.name)) for a in node.names), path.name
 
 
+def test_a_plugin_that_fails_to_load_is_named_in_one_line(tmp_path, monkeypatch):
+    dist = tmp_path / "broken_vendor-0.1.dist-info"  # what pip writes for a distribution, by hand
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-vendor\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[passgate.triage]\nbroken = broken_vendor_missing.triage:triage\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert [ep.name for ep in plugins.points(plugins.TRIAGE)][-1] == "broken"
+    with pytest.raises(harness.UsageError) as got:
+        plugins.load_all(plugins.TRIAGE, "triage")
+    assert str(got.value).startswith("triage entry point broken (broken_vendor_missing.triage:triage) failed to load")
+    assert "\n" not in str(got.value)
+
+
 # -- the example, installed -----------------------------------------------------------------------------
 
 # In the venv: the baseline update reads the run's results and asks the triage plugins; then one of the
