@@ -178,3 +178,44 @@ def test_the_ops_a_pass_source_names_are_searched(tmp_path):
     assert source_forms([str(src)]) == ["permute", "transpose", "linear", "add"]  # every form lowering to one
     assert rewritten_items("p", [], [str(src)]) == (("permute",), ("transpose",), ("linear",), ("add",))
     assert len(rewritten_items("p", [])) > 30  # nothing named, nothing seen: every form
+
+
+def test_the_qdq_ops_a_pass_source_names_are_searched(tmp_path):
+    """Q/DQ ops are named by namespace, often without an overload (Cadence's reorder passes): they are searched as
+    the quantize / dequantize forms, not read as an op called ``quantized_decomposed``."""
+    from harness.fuzz.contexts_run import source_forms
+
+    src = tmp_path / "reorder.py"
+    src.write_text("ops = {exir_ops.edge.quantized_decomposed.quantize_per_tensor,\n"
+                   "       exir_ops.edge.cadence.dequantize_per_tensor.default}\n")
+    assert source_forms([str(src)]) == ["quantize", "dequantize"]
+
+
+@pytest.mark.parametrize("op", ["quantize", "dequantize", "interpolate", "embedding"])
+def test_every_argument_form_of_the_added_ops_lowers_with_its_op(op, passgate_cache):
+    """The Q/DQ, upsample and embedding forms, in each argument form: the program builds, exports and lowers, and
+    the edge graph holds an op the form says a pass would rewrite; a program calling the Q/DQ ops imports the
+    library that registers them, so its corpus file and reproducer run on their own."""
+    from dataclasses import replace
+
+    from harness.fuzz.contexts import op_key
+    from harness.fuzz.measure import lower_fresh
+    from harness.graphs.op_coverage import program_ops
+    from harness.graphs.random.generate import spec_of
+
+    for argform in FORMS[op].argforms:
+        combo = replace(plain((op,)), argform=argform, users="several")
+        program = build_program(combo, f"ctx_test_{op}_{argform}")
+        assert program is not None, combo.label
+        assert ("torch.ao.quantization.fx._decomposed" in program.code()) == op.endswith("quantize")
+        ops = {op_key(k) for k in program_ops(lower_fresh(spec_of(program)).shared("edge"))}
+        assert ops & set(FORMS[op].aten), (combo.label, ops)
+
+
+def test_the_vocabulary_page_is_the_vocabulary():
+    """docs/contexts.md holds the context and op-form tables exactly as the code declares them."""
+    from harness.fuzz.contexts import vocabulary_markdown
+
+    page = (Path(__file__).parents[1] / "docs" / "contexts.md").read_text()
+    missing = [line for line in vocabulary_markdown().splitlines() if line and line not in page]
+    assert not missing, missing[:3]

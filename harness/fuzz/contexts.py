@@ -57,7 +57,9 @@ CONTEXTS: tuple = (
              ("nonzero", "data-dependent rows: `x.index_select(0, torch.nonzero(m >= 0).squeeze(1))`, an unbacked "
                          "size"),
              ("item", "data-dependent length: `k = n.item()` (checked 0 <= k <= rows), then `x[:k]`, an unbacked "
-                      "size")),
+                      "size"),
+             ("mutated", "a buffer the program mutates in place first (`self.b.add_(1)`, `logical_not_` for bool): "
+                         "the op reads a value that is written back")),
     *_family("rank", *((str(r), f"the operand has rank {r}") for r in range(6))),
     *_family("shape",
              ("plain", "sizes 2, 3, 4, 5, 6 (the first `rank` of them)"),
@@ -120,6 +122,9 @@ def _f(key, calls, **kw) -> OpForm:
 
 
 _UNARY_NB = "{0}.abs()"
+_QDQ = "torch.ops.quantized_decomposed"
+_QARGS = "0.05, 0, -128, 127, torch.int8"
+_QKW = "scale=0.05, zero_point=0, quant_min=-128, quant_max=127, dtype=torch.int8"
 FORMS: dict[str, OpForm] = {f.key: f for f in (
     _f("add", {"positional": "torch.add({x}, {y})", "keyword": "torch.add({x}, {y}, alpha=2)",
                "defaulted": "{x} + {y}"}, dtypes=NUMERIC, binary=True, neighbour="torch.relu({0})"),
@@ -201,6 +206,22 @@ FORMS: dict[str, OpForm] = {f.key: f for f in (
                  "input={x}, other={y})"}, dtypes=NUMERIC, binary=True),
     _f("pad", {"positional": "F.pad({x}, (1, 1))", "keyword": "F.pad({x}, pad=(1, 1), mode='constant', value=0.0)"},
        aten=("constant_pad_nd", "pad"), ranks=(1, 2, 3, 4, 5)),
+    # Q/DQ as plain ops of a float program: the reorder, fusion and folding passes match them by name, and a PT2E
+    # flow only places them where its quantizer annotates
+    _f("quantize", {"positional": f"{_QDQ}.quantize_per_tensor({{x}}, {_QARGS})",
+                    "keyword": f"{_QDQ}.quantize_per_tensor({{x}}, {_QKW})"},
+       aten=("quantize_per_tensor",), dtypes=("float32",), neighbour=f"{_QDQ}.dequantize_per_tensor({{0}}, {_QARGS})"),
+    _f("dequantize", {"positional": f"{_QDQ}.dequantize_per_tensor({{x}}, {_QARGS})",
+                      "keyword": f"{_QDQ}.dequantize_per_tensor({{x}}, {_QKW})"},
+       aten=("dequantize_per_tensor",), dtypes=("int8",), neighbour=f"{_QDQ}.quantize_per_tensor({{0}}, {_QARGS})"),
+    _f("interpolate", {"positional": "F.interpolate({x}, scale_factor=2.0, mode='bilinear', align_corners=False)",
+                       "keyword": "F.interpolate({x}, size={hw2}, mode='nearest')",
+                       "defaulted": "F.interpolate({x}, scale_factor=2.0)"},
+       aten=("upsample_bilinear2d", "upsample_nearest2d", "_upsample_bilinear2d_aa"), ranks=(4,),
+       neighbour="torch.relu({0})"),
+    _f("embedding", {"positional": "F.embedding({x}, {emb})", "keyword": "F.embedding(input={x}, weight={emb})",
+                     "defaulted": "torch.embedding({emb}, {x})"}, dtypes=("int64",), ranks=(0, 1, 2, 3),
+       neighbour="torch.relu({0})"),
 )}
 
 

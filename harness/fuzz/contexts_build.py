@@ -26,7 +26,8 @@ __all__ = ["SIZES", "BATCH", "build_program"]
 
 SIZES = (2, 3, 4, 5, 6)
 BATCH = 3  # sample size of a symbolic first dim (within the program's Dim range)
-_VALUE_SLOTS = ("x", "y", "w", "wt", "b", "cw", "rm", "rv")
+_VALUE_SLOTS = ("x", "y", "w", "wt", "b", "cw", "rm", "rv", "emb")
+EMBEDDINGS = 8  # rows of an embedding table: int64 operands are drawn in [0, 8) (harness.graphs.random.types)
 
 
 @dataclass
@@ -96,6 +97,9 @@ def _operand(b: _Builder, shape: tuple, dyn: tuple) -> str:
     if p == "nonzero":
         x, m = b.input(shape, dtype, dyn), b.input((shape[0],), "int64", (False,), high=8)
         return b.stmt("{0}.index_select(0, torch.nonzero({1} >= 0).squeeze(1))", (x, m))[0]
+    if p == "mutated":
+        buf = b.decl("b", shape, dtype)
+        return b.stmt("{0}.logical_not_()" if dtype == "bool" else "{0}.add_(1)", (buf,), inplace=True)[0]
     if p == "item":
         x, n = b.input(shape, dtype, dyn), b.input((), "int64", (), high=shape[0] + 1)
         k = b.value()
@@ -104,11 +108,12 @@ def _operand(b: _Builder, shape: tuple, dyn: tuple) -> str:
     return b.input(shape, dtype, dyn)
 
 
-def _literals(c: Combo, rank: int) -> dict:
+def _literals(c: Combo, shape: tuple) -> dict:
+    rank = len(shape)
     perm = tuple(reversed(range(rank)))
     return {"d": str(max(rank - 1, 0)), "perm": _shape_code(perm), "nperm": _shape_code(tuple(d - rank for d in perm)),
             "neg1": _shape_code((-1,) * rank), "to": "torch.float16" if c.dtype == "float32" else "torch.float32",
-            "conv": "F.conv1d" if rank == 3 else "F.conv2d"}
+            "conv": "F.conv1d" if rank == 3 else "F.conv2d", "hw2": _shape_code(tuple(2 * n for n in shape[-2:]))}
 
 
 def _slot(b: _Builder, slot: str, x: str, shape: tuple, dyn: tuple) -> str:
@@ -123,15 +128,15 @@ def _slot(b: _Builder, slot: str, x: str, shape: tuple, dyn: tuple) -> str:
             return b.input((1,) * (len(shape) - 1) + (last,) if shape else (), c.dtype)
         return b.input(shape, c.dtype, dyn)
     shapes = {"w": (3, last), "wt": (last, 3), "b": (3,), "cw": (2, chans) + (1,) * (len(shape) - 2),
-              "rm": (chans,), "rv": (chans,)}
+              "rm": (chans,), "rv": (chans,), "emb": (EMBEDDINGS, 3)}
     if slot == "rv":
         return b.decl("b", shapes[slot], "float32", f"torch.rand({chans}, generator=g) + 0.5")
-    return b.decl("b" if slot == "rm" else "p", shapes[slot], c.dtype if slot != "rm" else "float32")
+    return b.decl("b" if slot == "rm" else "p", shapes[slot], "float32" if slot in ("rm", "emb") else c.dtype)
 
 
 def _call(b: _Builder, template: str, x: str, shape: tuple, dyn: tuple, outs: int = 1) -> tuple:
     """One statement of ``template``: value slots become arguments, the rest literals."""
-    literals = _literals(b.combo, len(shape))
+    literals = _literals(b.combo, shape)
     args: list = []
     slots: dict = {}
 
@@ -189,6 +194,7 @@ def build_program(c: Combo, name: str, seed: int = 0) -> Optional[Program]:
 def _typed(program: Program) -> Optional[Program]:
     """``program`` with the types of its values, from one eager run; None when a statement fails."""
     import torch
+    import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers the Q/DQ ops the quantize forms call
     from torch import nn
     from torch.nn import functional as F
 

@@ -119,6 +119,11 @@ _SOURCE_OP = re.compile(r"\b(?:aten|edge|exir_ops\.edge\.aten|torch\.ops\.aten)\
                         r"dims|self|out|\w+)\b")
 
 
+# the Q/DQ ops, named by namespace (``exir_ops.edge.quantized_decomposed.quantize_per_tensor``, with or without
+# an overload), which the aten pattern above would read as an op called ``quantized_decomposed``
+_SOURCE_QDQ = re.compile(r"\b(?:quantized_decomposed|cadence)\.((?:de)?quantize_per_tensor)\b")
+
+
 def source_forms(files) -> list:
     """The forms of the ops a pass's source names (``exir_ops.edge.aten.permute_copy.default``, ``aten.add.Tensor``):
     what it matches, whether or not the baseline graphs made it rewrite them."""
@@ -129,7 +134,7 @@ def source_forms(files) -> list:
                 text = fh.read()
         except OSError:
             continue
-        for name in _SOURCE_OP.findall(text):
+        for name in _SOURCE_OP.findall(text) + _SOURCE_QDQ.findall(text):
             keys += [k for k in forms_for_atom(f"aten.{name}.default") if k not in keys]
     return keys
 

@@ -73,9 +73,10 @@ class Program:
             "import torch",
             "from torch import nn",
             "from torch.nn import functional as F",
-            "",
-            f"SEED = {self.seed}",
         ]
+        if any("quantized_decomposed" in s.expr for s in self.stmts):
+            lines.append("import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers its Q/DQ ops)")
+        lines += ["", f"SEED = {self.seed}"]
         if self.dynamic:
             lines.append(f'BATCH = torch.export.Dim("batch", min={BATCH_MIN}, max={BATCH_MAX})')
         lines += ["", "", "class Program(nn.Module):", "    def __init__(self):", "        super().__init__()"]
