@@ -1,15 +1,20 @@
 """``report.html``: one self-contained file a developer opens to see why their pass failed.
 
-No scripts, no external stylesheet, fonts or images: CSS is inline and
-plots are base64 PNG, so the file opens offline, from a CI artifact, from a
-certification bundle, years later. Sections, each left out when it has
-nothing to show: verdict banner and counts; gate (regressions / fixed);
-the pass x graph matrix coloured by verdict with the failing check ids in
-each cell (a cell links to its failures), a pass no case made change the
-program marked "not exercised" beside its name; how many cases changed each
-pass's program (``exercised``); the failure list with message,
-shrunk graph and reproducer link; per-pass timings; op coverage; the
-sections content adds; environment.
+No external stylesheet, script, fonts or images: CSS and a small script are
+inline (:mod:`harness.report.html_assets`) and plots are base64 PNG, so the
+file opens offline, from a CI artifact, from a certification bundle, years
+later. It has to read at the size of the suite (a few hundred passes x a
+hundred graphs), so it leads with what to look at and keeps the rest one
+click away. Sections, each left out when it has nothing to show: verdict
+banner and counts; a filter bar (pass, graph, outcome) over everything
+below; gate (regressions / fixed); the summary per pass and per check
+(:mod:`~harness.report.html_summary`, sortable); the pass x graph matrix
+(:mod:`~harness.report.html_matrix`: coloured cells, filterable, a link
+from each failing cell to its failure); how many cases changed each pass's
+program (``exercised``); the failures, one collapsed ``<details>`` per pass
+(:mod:`~harness.report.html_passes`); per-pass timings and op coverage
+(:mod:`~harness.report.html_tables`); the sections content adds;
+environment.
 
 The engine knows no backend: content adds sections (Vulkan's per-op table
 and plots, ``vulkan.plots:report_section``) through the
@@ -25,13 +30,12 @@ The verdict colours come from :mod:`harness.report.view`, the same
 classification the JUnit and Markdown reports and the exit status use, and
 the banner and the first row of cards are :mod:`harness.report.headline`'s
 numbers (new, known, fixed, stale, warnings), stated once for every format:
-the raw status cards below them add up to the check count, and a matrix
-cell names each failed check with what it is (new, known, warning).
+the raw status cards below them add up to the check count, and the summary
+tables' totals are the headline's numbers.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from html import escape
@@ -40,83 +44,21 @@ from typing import Callable, Optional
 
 from harness.core import plugins
 from harness.core.io import atomic_write_bytes
-from harness.report import blind_sections, html_tables
+from harness.report import blind_sections, html_matrix, html_passes, html_summary, html_tables
 from harness.report import headline as hl
 from harness.report import view as reports
+from harness.report.html_assets import CSS, JS
+from harness.report.html_passes import MAX_FAILURES
 
 __all__ = ["CSS", "FILE", "MAX_FAILURES", "render", "write"]
 
 FILE = "report.html"
 _H2_ID = re.compile(r'<h2 id="([^"]+)"')
-MAX_FAILURES = 200  # pass x graph cells listed; results.json has them all
-# what a failed record is, in words (failure list, cell titles) and as a short tag beside its check id in a cell
-_OUT_LABEL = {"fail": "new violation", "error": "harness error", "warning": "should-level: warns",
-              "known": "known violation (baselined)"}
-_OUT_TAG = {"fail": "new", "error": "error", "warning": "warn", "known": "known"}
-
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-main{padding:0 24px 40px;max-width:1600px}
-h1{font-size:20px;margin:0}h2{font-size:17px;margin:28px 0 10px;border-bottom:1px solid #d9dde3;padding-bottom:4px}
-.banner{padding:14px 24px;color:#fff}.banner.PASS{background:#1e7e34}.banner.FAIL{background:#b3261e}
-.banner.INCOMPLETE{background:#8a5a00}.banner .sub{opacity:.9;font-size:13px;margin-top:4px}
-.notice{background:#fff4ce;border:2px solid #c98a00;padding:10px 14px;margin:14px 0;font-weight:600}
-nav{margin:10px 0;font-size:13px}nav a{margin-right:14px;color:#2450a6}
-.tiles{display:flex;gap:10px;flex-wrap:wrap;margin:14px 0}
-.tile{background:#fff;border:1px solid #d9dde3;border-radius:6px;padding:8px 14px;min-width:84px}
-.tile b{display:block;font-size:20px}.tile span{font-size:12px;color:#5b6472}
-table{border-collapse:collapse;background:#fff;font-size:13px}
-th,td{border:1px solid #d9dde3;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#eef0f4;font-weight:600}
-.scroll{overflow-x:auto;max-width:100%}
-table.matrix td{min-width:56px;font-size:12px;padding:3px 6px}table.matrix th{font-size:12px;font-weight:600}
-table.matrix td .ids{font-size:10.5px}
-table.matrix tr>th:first-child{max-width:300px;overflow-wrap:anywhere}table.matrix th.g{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;max-height:180px}
-table.matrix th.gr{font-weight:500;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
-table.matrix td a{color:inherit;text-decoration:none;display:block}
-td.ok{background:#d4edda}td.fail{background:#f5c2c0}td.error{background:#c9a3e6}td.warn{background:#ffe8a3}
-td.known{background:#d6e4f0}td.na{background:#eceff3;color:#6b7280}td.none{background:#fff}
-.v{font-weight:600;font-size:11px;text-transform:uppercase;letter-spacing:.03em}
-.ids{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
-.legend span{display:inline-block;padding:2px 8px;margin-right:6px;border:1px solid #d9dde3;font-size:12px}
-article.failure{background:#fff;border:1px solid #d9dde3;border-left:5px solid #b3261e;margin:10px 0;padding:8px 12px}
-article.failure.warning{border-left-color:#c98a00}article.failure.known{border-left-color:#5b7fa6}
-article.failure.error{border-left-color:#7b3fb0}
-article h3{font-size:14px;margin:0 0 4px}.chk{margin:6px 0 0}.chk code{font-weight:600}.badge{font-size:11px;padding:1px 6px;border-radius:3px;background:#eef0f4;margin-left:6px}
-pre{background:#f3f4f6;padding:8px;overflow-x:auto;font-size:12px;margin:6px 0;white-space:pre-wrap}
-.bar{background:#7aa2d6;height:10px;display:inline-block;vertical-align:middle}
-.bar.red{background:#d9534f}
-img.plot{max-width:100%;background:#fff;border:1px solid #d9dde3;margin:6px 0}
-.muted{color:#6b7280}
-.tiles.gate .tile{border-width:2px}.tile.new b{color:#b3261e}.tile.known b{color:#3b6491}
-.tile.warn b{color:#8a5a00}.tile.stale b{color:#6b4a00}.tile.zero b{color:#1d2330}
-.ids .o-fail,.ids .o-error{color:#8f1d17;font-weight:700}.ids .o-known{color:#2f557f}.ids .o-warning{color:#6b4a00}
-.ids i{font-style:normal;font-size:9.5px;opacity:.8}
-.badge.o-fail{background:#f5c2c0}.badge.o-error{background:#c9a3e6}.badge.o-known{background:#d6e4f0;color:#2f557f}
-.badge.o-warning{background:#ffe8a3;color:#6b4a00}
-.nx{font-size:10px;font-weight:600;padding:0 4px;margin-left:4px;border-radius:3px;background:#ffe8a3;color:#6b4a00;white-space:nowrap}
-"""
+_GATE_ROWS_OPEN = 25  # a gate table longer than this is folded into a <details>
 
 
 def _e(x) -> str:
     return escape(str(x if x is not None else ""))
-
-
-def _anchor(pass_name: str, graph: str) -> str:
-    return "f-" + "".join(c if c.isalnum() else "-" for c in f"{pass_name}--{graph}")
-
-
-def _link(path: str, report_dir: Optional[Path]) -> str:
-    """href for a repro path: relative to the report when it lives beside it, else a file URI."""
-    p = Path(path)
-    if not p.is_absolute():
-        return escape(p.as_posix(), quote=True)
-    if report_dir is not None:
-        try:
-            return escape(Path(os.path.relpath(p, report_dir)).as_posix(), quote=True)
-        except ValueError:
-            pass
-    return escape(p.as_uri(), quote=True)
 
 
 def _header(v: reports.View, h: hl.Headline) -> str:
@@ -196,84 +138,17 @@ def _gate(doc: dict, h: hl.Headline) -> str:
     worse = [{**c, "message": f"{c.get('worse')} (now: {c.get('now')})"} for c in g["worsened"]]
     for title, rows in (("Regressions", g["regressions"]), ("Worsened", worse), ("Fixed", h.fixed_entries),
                         ("Stale", h.stale_entries)):
-        if rows:
-            parts.append(f"<h3>{title}</h3><table><tr><th>pass</th><th>graph</th><th>check</th><th>"
+        if rows:  # a long list opens on demand: the summary below says which passes they are
+            fold = len(rows) > _GATE_ROWS_OPEN
+            parts.append((f"<details><summary><b>{title}: {len(rows)}</b></summary>" if fold else f"<h3>{title}</h3>")
+                         + "<table><tr><th>pass</th><th>graph</th><th>check</th><th>"
                          f"{'reason' if title == 'Stale' else 'message'}</th></tr>")
             parts += [f"<tr><td>{_e(c.get('pass_name'))}</td><td>{_e(c.get('graph'))}</td><td>{_e(c.get('check'))}"
                       f"{'' if title != 'Stale' else ' (now ' + _e(c.get('now')) + ')'}</td><td>"
                       f"{_e((c.get('reason') if title == 'Stale' else None) or c.get('message') or c.get('reason'))}"
                       "</td></tr>" for c in rows]
-            parts.append("</table>")
+            parts.append("</table></details>" if fold else "</table>")
     return "".join(parts)
-
-
-def _label(name: str, limit: int = 34) -> str:
-    """A header that fits: long generated case names keep their head and tail; the title has it all."""
-    short = name if len(name) <= limit else name[: limit - 13] + "…" + name[-12:]
-    return f'<span title="{_e(name)}">{_e(short)}</span>'
-
-
-def _blocks(v: reports.View) -> list[tuple[list, list]]:
-    """Graphs grouped by the set of passes run on them, so disjoint runs (IR passes on the zoo, a
-    Vulkan fusion on its recipe cases) get their own dense tables instead of one mostly empty one."""
-    groups: dict[frozenset, list] = {}
-    for g in v.graphs:
-        groups.setdefault(frozenset(p for p in v.passes if (p, g) in v.cells), []).append(g)
-    return [([p for p in v.passes if p in ps], gs) for ps, gs in groups.items() if ps]
-
-
-def _pass_head(v: reports.View, p: str, limit: int, unexercised: dict) -> str:
-    """A pass's header in the matrix; "not exercised" beside it when no case changed its program."""
-    r = unexercised.get(p)
-    mark = f'<span class="nx" title="{_e(r.get("message"))}">not exercised</span>' if r else ""
-    return _label(p, limit) + mark
-
-
-def _cell(v: reports.View, p: str, g: str) -> str:
-    c = v.cells.get((p, g))
-    if c is None:
-        return '<td class="none"></td>'
-    title = "; ".join(f"{r['check']} ({_OUT_LABEL.get(v.outcome(r), r['status'])}): {r.get('message', '')}"[:200]
-                      for r in c.records if r["status"] in ("fail", "error"))
-    inner = f'<span class="v">{_e(c.verdict)}</span>'
-    if c.failing:
-        inner += '<div class="ids">' + "<br>".join(
-            f'<span class="o-{o}">{_e(x)}</span> <i>{_e(_OUT_TAG.get(o, o))}</i>' for o, x in v.cell_checks(c)) + "</div>"
-        inner = f'<a href="#{_anchor(p, g)}">{inner}</a>'
-    return f'<td class="{"na" if c.verdict == "n/a" else c.verdict}" title="{_e(title)}">{inner}</td>'
-
-
-def _matrix(v: reports.View) -> str:
-    if not v.cells:
-        return '<h2 id="matrix">Pass x graph</h2><p class="muted">No checks ran.</p>'
-    legend = ('<p class="legend"><span class="ok" style="background:#d4edda">ok</span>'
-              '<span style="background:#f5c2c0">fail (new violation)</span><span style="background:#c9a3e6">error '
-              '(harness)</span><span style="background:#ffe8a3">warn (should-level only)</span>'
-              '<span style="background:#d6e4f0">known (baselined violation, waived)</span><span style="background:'
-              '#eceff3">not applicable</span><span class="nx">not exercised</span> no case changed the pass\'s '
-              'program. A cell takes its worst check\'s colour; each failed check id is tagged new, known or warn.</p>')
-    ex = reports.exercised(v)
-    unexercised = {p: ex[p] for p in reports.not_exercised(v)}
-    tables = []
-    for passes, graphs in _blocks(v):
-        prefix = os.path.commonprefix(graphs) if len(graphs) > 1 else ""
-        prefix = prefix[: prefix.rfind("/") + 1]  # shared folder-like part of generated names, said once
-        name = {g: g[len(prefix):] for g in graphs}
-        corner = f"graph{f' ({_e(prefix)}…)' if prefix else ''}"
-        if len(graphs) > len(passes) and (len(graphs) > 12 or max(map(len, name.values())) > 34):
-            # long and thin, or long names: graphs down (names readable), passes across
-            head = (f"<tr><th>{corner} \\ pass</th>"
-                    + "".join(f"<th>{_pass_head(v, p, 34, unexercised)}</th>" for p in passes) + "</tr>")
-            rows = [f'<tr><th class="gr">{_label(name[g], 90)}</th>{"".join(_cell(v, p, g) for p in passes)}</tr>'
-                    for g in graphs]
-        else:
-            head = (f"<tr><th>pass \\ {corner}</th>"
-                    + "".join(f'<th class="g">{_label(name[g])}</th>' for g in graphs) + "</tr>")
-            rows = [f"<tr><th>{_pass_head(v, p, 60, unexercised)}</th>{''.join(_cell(v, p, g) for g in graphs)}</tr>"
-                    for p in passes]
-        tables.append(f'<div class="scroll"><table class="matrix">{head}{"".join(rows)}</table></div>')
-    return (f'<h2 id="matrix">Pass x graph ({len(v.passes)} x {len(v.graphs)})</h2>{legend}'
-            + "<br>".join(tables))
 
 
 def _exercised(v: reports.View) -> str:
@@ -286,7 +161,7 @@ def _exercised(v: reports.View) -> str:
     for p, r in sorted(ex.items(), key=lambda kv: order.get(kv[1]["status"], 1)):
         d = r.get("details") or {}
         cls = "none" if r["status"] == "skip" else reports.CELL_VERDICT[v.outcome(r)].replace("n/a", "na")
-        rows.append(f'<tr><td>{_e(p)}</td><td class="{cls}">{_e(r["status"])}</td><td>{_e(d.get("cases_changed", ""))} / '
+        rows.append(f'<tr data-p="{_e(p.lower())}"><td>{_e(p)}</td><td class="{cls}">{_e(r["status"])}</td><td>{_e(d.get("cases_changed", ""))} / '
                     f'{_e(d.get("ran", ""))}</td><td>{_e(d.get("ops", ""))}</td><td>{_e(d.get("structure_only", ""))}'
                     f'</td><td>{_e(d.get("metadata_only", ""))}</td><td>{_e(r.get("message"))}</td></tr>')
     missing = len(reports.not_exercised(v))
@@ -296,47 +171,6 @@ def _exercised(v: reports.View) -> str:
             'style="max-height:420px;overflow-y:auto"><table><tr><th>pass</th><th>exercised</th><th>cases changed / '
             'ran</th><th>ops</th><th>structure only</th><th>metadata only</th><th>message</th></tr>'
             f'{"".join(rows)}</table></div>')
-
-
-def _failure_entry(v: reports.View, r: dict, report_dir: Optional[Path]) -> str:
-    o = v.outcome(r)
-    d = r.get("details") or {}
-    label = _OUT_LABEL.get(o, o)
-    if o in ("fail", "error") and reports.key(r) in v.worsened:
-        label = f"worsened: {v.worsened[reports.key(r)]}"
-    body = [f'<div class="chk {o}"><code>{_e(r["check"])}</code><span class="badge">{_e(r.get("level"))}</span>'
-            f'<span class="badge o-{o}">{_e(label)}</span>', f"<pre>{_e(r.get('message') or r['status'])}</pre>"]
-    shrunk = reports.shrunk_graph(d)
-    if shrunk:
-        body.append(f"<div>Shrunk graph:</div><pre><code>{_e(shrunk)}</code></pre>")
-    if d.get("repro"):
-        body.append(f'<div>Reproducer: <a href="{_link(str(d["repro"]), report_dir)}">{_e(d["repro"])}</a>'
-                    f' <span class="muted">(run it with python)</span></div>')
-    if d.get("traceback"):
-        body.append(f"<details><summary>traceback</summary><pre>{_e(d['traceback'])}</pre></details>")
-    return "".join(body) + "</div>"
-
-
-def _failures(v: reports.View, h: hl.Headline, report_dir: Optional[Path]) -> str:
-    """One article per failing pass x graph (worst first), its failed checks inside: a pass that
-    breaks five checks on a graph is one problem to read, not five."""
-    if not v.problems:
-        return '<h2 id="failures">Failures</h2><p class="muted">None: every check held.</p>'
-    by_cell: dict[tuple[str, str], list] = {}
-    for r in v.problems:  # already worst first
-        by_cell.setdefault((r["pass_name"], r["graph"]), []).append(r)
-    worse = f"{h.worsened} worsened, " if h.worsened or h.gated else ""
-    out = [f'<h2 id="failures">Failures: {_e(hl.plural(h.new, "new violation"))}, {worse}{h.known} known, '
-           f'{_e(hl.plural(h.warnings, "should-level warning"))} ({len(v.problems)} failed checks in {len(by_cell)} '
-           "pass x graph cells)</h2>"]
-    for (p, g), records in list(by_cell.items())[:MAX_FAILURES]:
-        worst = v.outcome(records[0])
-        entries = "".join(_failure_entry(v, r, report_dir) for r in records)
-        out.append(f'<article class="failure {worst}" id="{_anchor(p, g)}"><h3>{_e(p)} × {_e(reports.graph_label(g))}'
-                   f"</h3>{entries}</article>")
-    if len(by_cell) > MAX_FAILURES:
-        out.append(f'<p class="muted">…and {len(by_cell) - MAX_FAILURES} more cells in results.json.</p>')
-    return "".join(out)
 
 
 def _extra_sections() -> list[tuple[str, Callable[[dict], str]]]:
@@ -388,25 +222,37 @@ def _environment(doc: dict) -> str:
     return f'<h2 id="environment">Environment and configuration</h2><table>{rows}</table>'
 
 
+def _filters(v: reports.View) -> str:
+    """The bar that narrows the summary, the matrix and the per-pass details (the script in html_assets)."""
+    if not v.cells and not v.pass_level:
+        return ""
+    outcomes = "".join(f'<option value="{f}">{label}</option>' for f, label in (
+        ("", "any outcome"), ("n", "new violations"), ("w", "worsened"), ("e", "harness errors"), ("k", "known"),
+        ("a", "should-level warnings"), ("x", "not exercised")))
+    return ('<div class="filters" id="filters"><label>pass <input type="search" id="f-pass" placeholder="name '
+            'contains…"></label><label>graph <input type="search" id="f-graph" placeholder="name contains…"></label>'
+            f'<label>passes with <select id="f-out">{outcomes}</select></label>'
+            '<label><input type="checkbox" id="f-hideok"> only graphs where a shown pass failed</label>'
+            '<span class="shown" id="f-shown"></span></div>')
+
+
 def render(doc: dict, report_dir: Optional[Path] = None) -> str:
     v = reports.view(doc)
     h = hl.compute(v)
     extra = _extra(doc)
-    sections = [_gate(doc, h), _matrix(v), _exercised(v), blind_sections.html(doc), _failures(v, h, report_dir),
-                html_tables.timings(v),
-                html_tables.coverage(doc),
+    sections = [_gate(doc, h), html_summary.html(v), html_matrix.html(v), _exercised(v), blind_sections.html(doc),
+                html_passes.html(v, h, report_dir), html_tables.timings(v), html_tables.coverage(doc),
                 *(html for _, _, html in extra), _environment(doc)]
+    body = "".join(sections)
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (
-        ("gate", "gate"), ("matrix", "matrix"), ("exercised", "exercised"), ("blind", "judged blind"),
-        ("failures", "failures"),
-        ("timings", "timings"),
+        ("gate", "gate"), ("summary", "summary"), ("matrix", "matrix"), ("exercised", "exercised"),
+        ("blind", "judged blind"), ("failures", "failures by pass"), ("timings", "timings"),
         ("coverage", "op coverage"), *((a, _e(label)) for a, label, _ in extra if a), ("environment", "environment"))
-        if f'id="{s}"' in "".join(sections))
+        if f'id="{s}"' in body)
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width\"><title>passgate report: {_e(h.text())}"
             f"</title><style>{CSS}</style></head><body>{_header(v, h)}<main><nav>{nav}</nav>{_notices(doc)}"
-            f"{_tiles(v, h)}"
-            f"{''.join(sections)}</main></body></html>\n")
+            f"{_tiles(v, h)}{_filters(v)}{body}</main><script>{JS}</script></body></html>\n")
 
 
 def write(report_dir: Path, doc: dict) -> Path:

@@ -231,9 +231,12 @@ def not_exercised(v: View) -> list[str]:
 
 def pass_timings(v: View) -> list[tuple[str, float, int, str, float]]:
     """Per pass: (name, total seconds, graphs, slowest graph, its seconds), slowest pass first."""
+    by_pass: dict[str, list] = {}
+    for (p, _), c in v.cells.items():  # one walk over the cells: a pass at a time is passes x cells
+        by_pass.setdefault(p, []).append(c)
     rows = []
     for p in v.passes:
-        cells = [c for (pp, _), c in v.cells.items() if pp == p]
+        cells = by_pass.get(p)
         if not cells:
             continue  # only pass-level records
         slow = max(cells, key=lambda c: c.seconds)
