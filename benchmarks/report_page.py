@@ -10,7 +10,9 @@ Load time is what the page itself measures in headless Chromium: a copy of
 the file gets a last script that, on the ``load`` event, forces layout and
 writes ``performance.now()`` (milliseconds since navigation start: parse,
 scripts, style and first layout) into the title, which ``--dump-dom``
-prints. Chromium's own start-up is not in it. Rounds alternate the two
+prints; then the time to scroll to the matrix and lay it out (the page
+defers that until the matrix comes into view). Chromium's own start-up is
+not in either. Rounds alternate the two
 pages; the median is the figure. Without a ``chromium`` binary the sizes
 are still measured and the load times are None.
 """
@@ -29,13 +31,15 @@ from typing import Optional
 
 from benchmarks.context import ROOT, Context, record
 from benchmarks.report_scale import Scale, full_size_doc
+from harness.report import view
 
 __all__ = ["BROWSERS", "figure", "load_ms", "render_at", "screenshot"]
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 _FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions")
-_PROBE = ('<script>addEventListener("load",function(){document.body.offsetHeight;'
-          'document.title="LOADMS="+Math.round(performance.now());});</script>')
+_PROBE = ('<script>addEventListener("load",function(){document.body.offsetHeight;var t=performance.now(),'
+          'm=document.querySelector("table.matrix");if(m){m.scrollIntoView();m.rows[m.rows.length-1].offsetHeight;}'
+          'document.title="LOAD_MS="+Math.round(t)+" MATRIX_MS="+Math.round(performance.now()-t);});</script>')
 
 
 def browser() -> Optional[str]:
@@ -56,14 +60,15 @@ def render_at(rev: Optional[str]):
     return module.render
 
 
-def load_ms(page: Path, chrome: str, timeout: float = 300) -> Optional[int]:
-    """Milliseconds from navigation start to the load event and first layout of ``page`` (a probed copy)."""
+def load_ms(page: Path, chrome: str, timeout: float = 300) -> tuple[Optional[int], Optional[int]]:
+    """(ms from navigation start to the load event and first layout, ms then to scroll to the matrix and lay
+    it out) of ``page``, measured in a probed copy."""
     probed = page.with_name(page.stem + ".probe.html")
     probed.write_text(page.read_text().replace("</body>", _PROBE + "</body>"))
     r = subprocess.run([chrome, *_FLAGS, "--dump-dom", probed.as_uri()], capture_output=True, text=True,
                        timeout=timeout)
-    m = re.search(r"LOADMS=(\d+)", r.stdout)
-    return int(m.group(1)) if m else None
+    m = re.search(r"<title>LOAD_MS=(\d+) MATRIX_MS=(\d+)", r.stdout)
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
 
 
 def screenshot(page: Path, out: Path, chrome: str, fragment: str = "", size: str = "1400,1000") -> bool:
@@ -72,6 +77,11 @@ def screenshot(page: Path, out: Path, chrome: str, fragment: str = "", size: str
     r = subprocess.run([chrome, *_FLAGS, "--hide-scrollbars", f"--window-size={size}", f"--screenshot={out}", url],
                        capture_output=True, text=True, timeout=300)
     return r.returncode == 0 and out.exists()
+
+
+def _median(values: list) -> Optional[float]:
+    got = [x for x in values if x is not None]
+    return statistics.median(got) if got else None
 
 
 def figure(ctx: Context, before: str = "main", rounds: int = 3, scale: Scale = Scale()) -> dict:
@@ -88,6 +98,7 @@ def figure(ctx: Context, before: str = "main", rounds: int = 3, scale: Scale = S
         except (subprocess.CalledProcessError, OSError, SyntaxError, ImportError) as exc:
             ctx.say(f"report_html: no {side} side ({rev}): {type(exc).__name__}")
             continue
+        view._last.clear()  # each side digests the document itself, as a run's writer does
         t = time.perf_counter()
         html = render(doc)
         render_s[side] = round(time.perf_counter() - t, 2)
@@ -95,14 +106,16 @@ def figure(ctx: Context, before: str = "main", rounds: int = 3, scale: Scale = S
         pages[side].write_text(html)
     chrome = browser()
     loads: dict = {side: [] for side in pages}
+    matrix: dict = {side: [] for side in pages}
     for _ in range(rounds if chrome else 0):
         for side, page in pages.items():
-            loads[side].append(load_ms(page, chrome))
-    median = {s: (statistics.median(x for x in v if x is not None) if any(x is not None for x in v) else None)
-              for s, v in loads.items()}
+            load, lay = load_ms(page, chrome)
+            loads[side].append(load)
+            matrix[side].append(lay)
+    median = {s: _median(v) for s, v in loads.items()}
     return record(median.get("this"), 2000, "ms to load (headless Chromium)", "lower",
                   bytes={s: p.stat().st_size for s, p in pages.items()}, load_ms=loads, load_ms_median=median,
-                  render_s=render_s, document_s=round(built, 2), before=before, browser=chrome,
+                  matrix_ms=matrix, matrix_ms_median={s: _median(v) for s, v in matrix.items()}, render_s=render_s, document_s=round(built, 2), before=before, browser=chrome,
                   records=len(doc["results"]), passes=doc["summary"]["passes"], graphs=doc["summary"]["graphs"],
                   workload="benchmarks.report_scale.full_size_doc: the baseline's violations scaled to "
                            f"{scale.passes} passes x {scale.graphs} graphs, seed {scale.seed}")

@@ -41,9 +41,9 @@ table.sortable th[aria-sort=ascending]::after{content:" \\25B2";font-size:9px}
 table.sortable th[aria-sort=descending]::after{content:" \\25BC";font-size:9px}
 td.n.new b{color:#b3261e}td.n.known b{color:#3b6491}td.n.warn b{color:#8a5a00}
 .sumgrid{display:flex;gap:24px;flex-wrap:wrap;align-items:flex-start}
-.sumbox{max-height:70vh;overflow:auto;border:1px solid #d9dde3}
+.sumbox{max-height:70vh;overflow:auto;border:1px solid #d9dde3;content-visibility:auto;contain-intrinsic-size:auto 400px}
 .sumbox thead th{position:sticky;top:0;z-index:1}
-.mbox{max-height:78vh;overflow:auto;border:1px solid #d9dde3;margin-bottom:12px}
+.mbox{max-height:78vh;overflow:auto;border:1px solid #d9dde3;margin-bottom:12px;content-visibility:auto;contain-intrinsic-size:auto 600px}
 table.matrix{font-size:12px}table.matrix td{padding:3px 6px;min-width:56px}
 table.matrix th{font-size:12px;font-weight:600}table.matrix td .ids{font-size:10.5px}
 table.matrix thead th{position:sticky;top:0;z-index:2}
@@ -84,6 +84,8 @@ img.plot{max-width:100%;background:#fff;border:1px solid #d9dde3;margin:6px 0}
 [hidden]{display:none!important}
 """
 
+# content-visibility:auto on the matrix and summary boxes: the browser lays out their tens of thousands of
+# cells when they scroll into view, not before the first screen shows.
 # Rows and sections carry data-p (pass name, lower case) and data-f (outcome flags: n new, w worsened,
 # k known, e error, a warning, x not exercised); graph headers carry data-g. Hiding a graph column
 # writes nth-child rules into one <style>: one rule per column instead of touching every cell.
