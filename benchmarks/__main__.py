@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
-           "incremental", "reruns", "vulkan_parallel")
+           "incremental", "reruns", "vulkan_parallel", "report_html")
 SLOW = ("conformance", "incremental", "vulkan_parallel")
 TARGETS = {
     "throughput": "passgate >= 30x the checks/s of the per-test style",
@@ -41,6 +41,7 @@ TARGETS = {
     "incremental": "incremental gate: warm < 20 s, one pass changed < 60 s, pass_base.py changed reruns all",
     "reruns": "fewer than 3 pass calls per pass x graph pair (runs, deterministic, idempotent shared)",
     "vulkan_parallel": "passgate vulkan -j 2 >= 1.6x faster than -j 1 cold; warm reruns reuse every fusion",
+    "report_html": "report.html of a full-suite-size run opens in headless Chromium in < 2 s (size, and main's, beside)",
 }
 
 
@@ -97,6 +98,7 @@ RUNNERS: dict[str, tuple[str, str, Callable[[argparse.Namespace, dict], tuple]]]
     "incremental": ("incremental", "figure", lambda args, got: (args.incremental_profile,)),
     "reruns": ("reruns", "figure", _context_only),
     "vulkan_parallel": ("vulkan_parallel", "figure", _context_only),
+    "report_html": ("report_page", "figure", _context_only),
 }
 
 

@@ -87,7 +87,7 @@ class _Page(HTMLParser):
         if tag == "a" and a.get("href", "").startswith("#"):
             self.links.append((a["href"][1:], self._table[-1] if self._table else None, self._tr))
         if tag == "table":
-            self._table.append(a.get("id") or "")
+            self._table.append(a.get("id") or ("matrix" if "matrix" in (a.get("class") or "") else ""))
         if tag == "tr":
             self._tr = a.get("data-p")
             self._row = []
@@ -105,7 +105,7 @@ class _Page(HTMLParser):
             self._table.pop()
         if tag in ("td", "th") and self._td is not None:
             self._row.append(self._td)
-            if self._table[-1].startswith("m") and tag == "td":
+            if self._table[-1] == "matrix" and tag == "td":
                 self.cells.append(self._td)
             self._td = None
         if tag == "tr" and self._table:
@@ -155,7 +155,7 @@ def test_each_pass_has_one_detail_and_every_link_lands_in_its_own(doc, html):
     passes = [f"P{i:02d}" for i in range(12)]
     details = [i for i in page.ids if i.startswith("p-")]
     assert sorted(details) == [f"p-{p}" for p in passes]
-    matrix_links = [(target, row) for target, table, row in page.links if table and table.startswith("m")]
+    matrix_links = [(target, row) for target, table, row in page.links if table == "matrix"]
     assert matrix_links and all(t in page.ids for t, _ in matrix_links)
     for target, row in matrix_links:  # a cell's link opens the failure inside its own pass's detail
         holder = target if target.startswith("p-") else page.details_of[target]
@@ -168,11 +168,14 @@ def test_each_pass_has_one_detail_and_every_link_lands_in_its_own(doc, html):
 
 def test_a_wide_matrix_is_compact_with_readable_headers_and_a_narrow_one_spelled_out(doc, html):
     assert len(doc["configuration"]["graphs"]) > html_matrix.COMPACT_ABOVE
-    assert '<table class="matrix compact" id="m0">' in html
+    assert '<div class="mbox" id="m0"><div class="mhead"><table class="matrix compact"><thead>' in html
     assert "writing-mode" not in html  # graph names slant; no column one letter wide
     assert '<th class="g" data-g="g07"><div><span title="g07">g07</span></div></th>' in html
+    chunks = re.findall(r'<div class="mchunk"[^>]*><table class="matrix compact"><tbody>(.*?)</tbody>', html)
+    assert [c.count("<tr ") for c in chunks] == [html_matrix.CHUNK_ROWS] * (12 // html_matrix.CHUNK_ROWS) + (
+        [12 % html_matrix.CHUNK_ROWS] if 12 % html_matrix.CHUNK_ROWS else [])
     small = report_html.render(_doc(passes=3, graphs=4))
-    assert '<table class="matrix" id="m0">' in small
+    assert '<div class="mbox" id="m0"><table class="matrix">' in small
     assert re.search(r'<span class="o-known">verifier</span> <i>known</i>', small)
 
 

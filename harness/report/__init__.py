@@ -4,8 +4,11 @@
   ``junit.xml`` (:mod:`.junit_xml`), ``summary.md`` (:mod:`.summary_md`) and
   ``report.html`` (:mod:`.report_html`), all rendering the one read-only model
   of a results document (:mod:`.view`); :mod:`.writers` is the only module
-  that knows every renderer; :mod:`.html_tables` holds report.html's timing,
-  case and op-coverage tables;
+  that knows every renderer; report.html's parts are modules of their own:
+  its summary per pass and per check (:mod:`.html_summary`), matrix
+  (:mod:`.html_matrix`), per-pass failure details (:mod:`.html_passes`),
+  timing, case and op-coverage tables (:mod:`.html_tables`), and its inline
+  stylesheet and script (:mod:`.html_assets`);
 - the entries whose numerics no case could judge, because ``runs`` or
   ``runnable`` blocked them (:mod:`.blind`; its section in summary.md,
   report.html and results.json: :mod:`.blind_sections`; ``blind.json``);

@@ -43,16 +43,19 @@ td.n.new b{color:#b3261e}td.n.known b{color:#3b6491}td.n.warn b{color:#8a5a00}
 .sumgrid{display:flex;gap:24px;flex-wrap:wrap;align-items:flex-start}
 .sumbox{max-height:70vh;overflow:auto;border:1px solid #d9dde3;content-visibility:auto;contain-intrinsic-size:auto 400px}
 .sumbox thead th{position:sticky;top:0;z-index:1}
-.mbox{max-height:78vh;overflow:auto;border:1px solid #d9dde3;margin-bottom:12px;content-visibility:auto;contain-intrinsic-size:auto 600px}
+.mbox{max-height:78vh;overflow:auto;border:1px solid #d9dde3;margin-bottom:12px}
 table.matrix{font-size:12px}table.matrix td{padding:3px 6px;min-width:56px}
 table.matrix th{font-size:12px;font-weight:600}table.matrix td .ids{font-size:10.5px}
 table.matrix thead th{position:sticky;top:0;z-index:2}
-table.matrix tbody th{position:sticky;left:0;z-index:1;background:#eef0f4;max-width:320px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+table.matrix tbody th{position:sticky;left:0;z-index:1;background:#eef0f4}
 table.matrix thead th:first-child{left:0;z-index:3}
-table.matrix th.g{width:24px;height:150px;vertical-align:bottom;padding:0;min-width:24px;max-width:24px;position:sticky}
+table.matrix thead tr{background:#eef0f4}
+table.matrix th.g{width:24px;height:150px;vertical-align:bottom;padding:0;min-width:24px;max-width:24px;background:transparent}
 table.matrix th.g>div{transform:translate(9px,-6px) rotate(-60deg);transform-origin:left bottom;width:22px;white-space:nowrap;font-weight:500;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
 table.matrix td a{color:inherit;text-decoration:none;display:block}
-table.matrix.compact{table-layout:fixed;width:max-content}table.matrix.compact thead th:first-child{width:320px}
+.pn{max-width:320px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}table.matrix.compact .pn{width:320px}
+.mhead{position:sticky;top:0;z-index:4}table.matrix.compact{width:max-content}
+.mchunk{content-visibility:auto}.mchunk table.matrix{margin-top:-1px}
 table.matrix.compact td{min-width:0;width:24px;max-width:24px;padding:0;height:20px;text-align:center;font-size:10.5px;font-weight:700;overflow:hidden}
 table.matrix:not(.compact) td.ok::after{content:"ok";font-weight:600;font-size:11px;text-transform:uppercase}
 table.matrix:not(.compact) td.na::after{content:"n/a";font-size:11px}
@@ -84,8 +87,8 @@ img.plot{max-width:100%;background:#fff;border:1px solid #d9dde3;margin:6px 0}
 [hidden]{display:none!important}
 """
 
-# content-visibility:auto on the matrix and summary boxes: the browser lays out their tens of thousands of
-# cells when they scroll into view, not before the first screen shows.
+# content-visibility:auto on the matrix's row chunks and the summary boxes: the browser lays out the
+# cells that scroll into view, not tens of thousands of them before the first screen shows.
 # Rows and sections carry data-p (pass name, lower case) and data-f (outcome flags: n new, w worsened,
 # k known, e error, a warning, x not exercised); graph headers carry data-g. Hiding a graph column
 # writes nth-child rules into one <style>: one rule per column instead of touching every cell.
@@ -120,7 +123,7 @@ function apply(){
   if(!q){return;}
   var text=q.value.trim().toLowerCase(),gt=g.value.trim().toLowerCase(),flag=o.value,rules=[],rows=0,total=0;
   $("[data-p]").forEach(function(el){var k=keep(el,text,flag);el.hidden=!k;if(el.tagName==="DETAILS"){total++;rows+=k?1:0;}});
-  $("table.matrix").forEach(function(t,ti){
+  $(".mbox").forEach(function(t){
     var heads=$("thead th.g",t),live=$("tbody tr",t).filter(function(r){return !r.hidden;});
     heads.forEach(function(th,ci){
       var name=th.getAttribute("data-g")||"",hide=gt&&name.indexOf(gt)<0;

@@ -6,8 +6,9 @@ as rows squeezed every pass name into a column one letter wide. So: one
 row per pass (its name readable, sticky at the left, a link to its detail),
 the graph names across, slanted and sticky at the top; a matrix wider than
 :data:`COMPACT_ABOVE` graphs is *compact* (colour, the count of failed
-checks, a fixed layout: the browser lays out tens of thousands of cells
-without measuring each), a smaller one spells each cell out. The filter
+checks, a fixed layout, rows in chunks the browser lays out only when they
+scroll into view: tens of thousands of cells cost the rows on screen), a
+smaller one spells each cell out. The filter
 bar narrows rows by pass and outcome and columns by graph name or to the
 graphs where something failed. The cell's title names each failed check
 and what it is (new, known, warning), its link goes to the failure.
@@ -25,9 +26,11 @@ from html import escape
 from harness.report import view as reports
 from harness.report.html_summary import anchor, by_pass, tally_flags
 
-__all__ = ["COMPACT_ABOVE", "OUT_LABEL", "OUT_TAG", "blocks", "cell_anchor", "html"]
+__all__ = ["CHUNK_ROWS", "COMPACT_ABOVE", "OUT_LABEL", "OUT_TAG", "blocks", "cell_anchor", "html"]
 
-COMPACT_ABOVE = 24  # graphs: wider than this, cells start compact (the filter bar spells them out again)
+COMPACT_ABOVE = 24  # graphs: a matrix wider than this is compact
+CHUNK_ROWS = 20  # rows of a compact matrix laid out together
+ROW_PX = 21  # a compact row's height (html_assets' CSS), what a chunk not laid out yet reserves
 # what a failed record is, in words (failure list, cell titles) and as a short tag beside its check id in a cell
 OUT_LABEL = {"fail": "new violation", "error": "harness error", "warning": "should-level: warns",
              "known": "known violation (baselined)"}
@@ -94,17 +97,33 @@ def _table(v: reports.View, n: int, passes: list, graphs: list, flags: dict, une
     compact = len(graphs) > COMPACT_ABOVE
     prefix = os.path.commonprefix(graphs) if len(graphs) > 1 else ""
     prefix = prefix[: prefix.rfind("/") + 1]  # shared folder-like part of generated names, said once
-    corner = f"pass \\ graph{f' ({_e(prefix)}…)' if prefix else ''}"
-    head = "".join(f'<th class="g" data-g="{_e(g.lower())}"><div>{_label(g[len(prefix):], 32)}</div></th>'
-                   for g in graphs)
+    corner = f"<div class=pn>pass \\ graph{f' ({_e(prefix)}…)' if prefix else ''}</div>"
+    head = (f"<thead><tr><th>{corner}</th>"
+            + "".join(f'<th class="g" data-g="{_e(g.lower())}"><div>{_label(g[len(prefix):], 32)}</div></th>'
+                      for g in graphs) + "</tr></thead>")
     rows = []
     for p in passes:
         r = unexercised.get(p)
         mark = f'<span class="nx" title="{_e(r.get("message"))}">not exercised</span>' if r else ""
-        rows.append(f'<tr data-p="{_e(p.lower())}" data-f="{flags[p]}"><th><a href="#{anchor(p)}">{_label(p, 60)}'
-                    f'</a>{mark}</th>{"".join(_cell(v, p, g, compact) for g in graphs)}</tr>')
-    return (f'<div class="mbox"><table class="matrix{" compact" if compact else ""}" id="m{n}"><thead><tr><th>'
-            f'{corner}</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+        rows.append(f'<tr data-p="{_e(p.lower())}" data-f="{flags[p]}"><th><div class=pn><a href="#{anchor(p)}">'
+                    f'{_label(p, 60)}</a>{mark}</div></th>{"".join(_cell(v, p, g, compact) for g in graphs)}</tr>')
+    if not compact:
+        return f'<div class="mbox" id="m{n}"><table class="matrix">{head}<tbody>{"".join(rows)}</tbody></table></div>'
+    return f'<div class="mbox" id="m{n}">{"".join(_chunks(head, rows))}</div>'
+
+
+def _chunks(head: str, rows: list) -> list[str]:
+    """A compact matrix as a sticky header table and tables of :data:`CHUNK_ROWS` rows, each in a
+    ``content-visibility:auto`` box: the browser lays out the rows in view, not tens of thousands of cells
+    at once. Every cell's width is fixed by the CSS (a pass name is cut to its box), so the tables'
+    columns align, and a hidden graph column takes its width away in every table."""
+    table = '<table class="matrix compact">'
+    out = [f'<div class="mhead">{table}{head}</table></div>']
+    for i in range(0, len(rows), CHUNK_ROWS):
+        part = rows[i:i + CHUNK_ROWS]
+        out.append(f'<div class="mchunk" style="contain-intrinsic-size:auto {ROW_PX * len(part)}px">{table}<tbody>'
+                   f'{"".join(part)}</tbody></table></div>')
+    return out
 
 
 _LEGEND = ('<p class="legend"><span style="background:#d4edda">ok</span>'

@@ -7,8 +7,8 @@ later. It has to read at the size of the suite (a few hundred passes x a
 hundred graphs), so it leads with what to look at and keeps the rest one
 click away. Sections, each left out when it has nothing to show: verdict
 banner and counts; a filter bar (pass, graph, outcome) over everything
-below; gate (regressions / fixed); the summary per pass and per check
-(:mod:`~harness.report.html_summary`, sortable); the pass x graph matrix
+below; the summary per pass and per check (:mod:`~harness.report.html_summary`,
+sortable); gate (regressions / fixed, a long list folded); the pass x graph matrix
 (:mod:`~harness.report.html_matrix`: coloured cells, filterable, a link
 from each failing cell to its failure); how many cases changed each pass's
 program (``exercised``); the failures, one collapsed ``<details>`` per pass
@@ -54,7 +54,7 @@ __all__ = ["CSS", "FILE", "MAX_FAILURES", "render", "write"]
 
 FILE = "report.html"
 _H2_ID = re.compile(r'<h2 id="([^"]+)"')
-_GATE_ROWS_OPEN = 25  # a gate table longer than this is folded into a <details>
+_GATE_ROWS_OPEN = 10  # a gate table longer than this is folded into a <details>
 
 
 def _e(x) -> str:
@@ -240,12 +240,12 @@ def render(doc: dict, report_dir: Optional[Path] = None) -> str:
     v = reports.view(doc)
     h = hl.compute(v)
     extra = _extra(doc)
-    sections = [_gate(doc, h), html_summary.html(v), html_matrix.html(v), _exercised(v), blind_sections.html(doc),
+    sections = [html_summary.html(v), _gate(doc, h), html_matrix.html(v), _exercised(v), blind_sections.html(doc),
                 html_passes.html(v, h, report_dir), html_tables.timings(v), html_tables.coverage(doc),
                 *(html for _, _, html in extra), _environment(doc)]
     body = "".join(sections)
     nav = "".join(f'<a href="#{s}">{t}</a>' for s, t in (
-        ("gate", "gate"), ("summary", "summary"), ("matrix", "matrix"), ("exercised", "exercised"),
+        ("summary", "summary"), ("gate", "gate"), ("matrix", "matrix"), ("exercised", "exercised"),
         ("blind", "judged blind"), ("failures", "failures by pass"), ("timings", "timings"),
         ("coverage", "op coverage"), *((a, _e(label)) for a, label, _ in extra if a), ("environment", "environment"))
         if f'id="{s}"' in body)
