@@ -37,9 +37,9 @@ def _progress(args):
             print(f"passgate: {item.op}: {item.check} fails; shrunk to {describe(item.case)}: {item.boundary}",
                   file=sys.stderr, flush=True)
         elif kind == "draw":
-            bad = ",".join(item.failed)
-            print(f"passgate: {describe(item.desc)}: {'FAIL ' + bad if bad else 'ok'} ({item.seconds:.1f}s)",
-                  file=sys.stderr, flush=True)
+            bad, ir = ",".join(item.failed), ",".join(item.ir_failed)
+            print(f"passgate: {describe(item.desc)}: {'FAIL ' + bad if bad else 'ok'}"
+                  f"{'; IR fails ' + ir if ir else ''} ({item.seconds:.1f}s)", file=sys.stderr, flush=True)
 
     return progress
 
@@ -58,10 +58,10 @@ def _outcome_results(fusion_name: str, outcome) -> list[CheckResult]:
 def _shrunk_results(fuse, defect, device) -> list[CheckResult]:
     """The shrunk case judged again by the full checks, with the diagnosis a search draw goes without."""
     from vulkan import suite
-    from vulkan.evaluate import SEARCH_CHECKS
+    from vulkan.evaluate import DEVICE_CHECK, IR_CHECKS, SEARCH_CHECKS
     from vulkan.spaces import desc_case
 
-    res, _ = suite.check_case(desc_case(defect.case), fuse, device, wanted=SEARCH_CHECKS + ("device_vs_reference",))
+    res, _ = suite.check_case(desc_case(defect.case), fuse, device, wanted=SEARCH_CHECKS + (DEVICE_CHECK,) + IR_CHECKS)
     for r in res:
         r.details.update(op=defect.op, config=defect.case.config_id(), shrunk=True, boundary=defect.boundary)
         if r.check == defect.check:

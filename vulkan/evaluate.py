@@ -4,9 +4,14 @@ The verdicts are the very checks of :mod:`vulkan.checks` (``fusion_expected``,
 ``fused_vs_qdq``, ``fused_vs_float``) on a :class:`vulkan.context.CaseContext`,
 without the diagnosis: a search judges hundreds of draws and only the
 shrunk failure needs to be explained (``passgate vulkan`` re-checks it with
-the full :func:`vulkan.suite.check_case`). The IR checks are left out too:
-executorch 1.5.1 fails ``meta_stack_trace`` on every fused node, which would
-drown every other boundary.
+the full :func:`vulkan.suite.check_case`). The IR checks of the fused
+program (:mod:`vulkan.ircheck`, the ones a ``--count`` recipe run judges, by
+the same ids) are judged on every draw too and recorded with its verdicts,
+but they do not steer the hunt: executorch 1.5.1 fails ``meta_stack_trace``
+on every fused node, so shrinking on them would spend every op's defect
+allowance on one structural fault and drown every numeric boundary.
+:attr:`Outcome.failed` (what is shrunk) is the search's checks;
+:attr:`Outcome.ir_failed` the IR checks a draw fails.
 
 Error statistics are the ones ExecuTorch's backend test suite logs
 (``backends/test/harness/error_statistics.py``: max abs error, mean abs
@@ -25,8 +30,10 @@ from dataclasses import dataclass, field
 import torch
 
 from vulkan import tolerance
+from vulkan.ircheck import IR_CHECKS_ON_FUSED, ir_checks
 
 SEARCH_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float")
+IR_CHECKS = IR_CHECKS_ON_FUSED  # judged on every draw as well, recorded, not shrunk (module docstring)
 DEVICE_CHECK = "device_vs_reference"  # judged too when a device executor is plugged in
 COMPARISONS = ("fused_vs_qdq", "fused_vs_float")
 TYPICAL_DRAWS = ("sample", "random", "random2")
@@ -106,6 +113,11 @@ class Outcome:
         return tuple(c for c in SEARCH_CHECKS + (DEVICE_CHECK,) if self.statuses.get(c) in _BAD)
 
     @property
+    def ir_failed(self) -> tuple:
+        """The IR checks of the fused program this draw fails (recorded; not what the search shrinks)."""
+        return tuple(c for c in IR_CHECKS if self.statuses.get(c) in _BAD)
+
+    @property
     def applicable(self) -> bool:
         return self.statuses.get("fusion_expected") != "not_applicable"
 
@@ -118,7 +130,8 @@ class Outcome:
 def evaluate(desc, fuse, use_cache: bool = True, timeout: float = 120.0, device=None) -> Outcome:
     """Judge one description under ``fuse``; never raises (a harness failure is an ``error`` status).
 
-    With a ``device`` executor plugged in, ``device_vs_reference`` is judged too.
+    With a ``device`` executor plugged in, ``device_vs_reference`` is judged
+    too; the IR checks of the fused program always are.
     """
     from vulkan import checks, fusion, lowering, spaces
     from vulkan.context import CaseContext
@@ -131,8 +144,8 @@ def evaluate(desc, fuse, use_cache: bool = True, timeout: float = 120.0, device=
         qdq = lowering.load(vcase.spec)
     except Exception as exc:  # noqa: BLE001 - a case the harness cannot build is an error, never silent
         msg = f"passgate could not build the case: {type(exc).__name__}: {str(exc).strip()[:300]}"
-        out.statuses = dict.fromkeys(SEARCH_CHECKS, "error")
-        out.messages = dict.fromkeys(SEARCH_CHECKS, msg)
+        out.statuses = dict.fromkeys(SEARCH_CHECKS + IR_CHECKS, "error")
+        out.messages = dict.fromkeys(SEARCH_CHECKS + IR_CHECKS, msg)
         out.seconds = time.perf_counter() - started
         return out
     run = fusion.fuse(fuse, vcase, qdq, timeout=timeout, use_cache=use_cache)
@@ -151,6 +164,10 @@ def evaluate(desc, fuse, use_cache: bool = True, timeout: float = 120.0, device=
                 out.fused = int(r.details.get("fused", 0))
         except Exception as exc:  # noqa: BLE001 - a check that crashes is the harness's fault: say so
             out.statuses[check], out.messages[check] = "error", f"passgate's {check} crashed: {exc}"
+    for r in ir_checks(ctx):  # never raises: a crashing verifier is an error result
+        out.statuses[r.check], out.messages[r.check] = r.status.value, r.message
+        if r.details:
+            out.details[r.check] = _ir_details(r.details)
     if run.ok and ctx.applicable:
         try:
             out.stats = error_stats(ctx)
@@ -158,6 +175,11 @@ def evaluate(desc, fuse, use_cache: bool = True, timeout: float = 120.0, device=
             out.stats = {}
     out.seconds = time.perf_counter() - started
     return out
+
+
+def _ir_details(details: dict) -> dict:
+    """What an IR verdict's result keeps of its details: the offending nodes, not bulky dumps."""
+    return {k: v for k, v in details.items() if isinstance(v, (str, int, float, bool, list, tuple, type(None)))}
 
 
 def _units(ctx, probe, j: int, y: torch.Tensor) -> tuple[torch.Tensor, str]:

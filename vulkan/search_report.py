@@ -48,11 +48,20 @@ def rows(results: list) -> list[dict]:
             "draws": len(draws), "failures": sum(1 for o in draws if o.failed),
             "declines": sum(1 for o in draws if not o.expected), "judged": len(_applicable(r.outcomes)),
             "not_applicable": len(r.draws) - len(draws), "seconds": round(r.seconds, 1), "stopped": r.stopped,
-            "error": r.error, "defects": [d.to_json() for d in r.defects],
+            "error": r.error, "defects": [d.to_json() for d in r.defects], "ir_failures": _ir_failures(draws),
             "verdict": "FAIL" if r.defects or any(o.failed for o in draws) else
                        ("error" if r.error and not draws else "n/a" if not draws else "pass"),
         })
     return out
+
+
+def _ir_failures(draws: list) -> dict:
+    """IR check -> how many draws fail it (judged on every draw, not shrunk: :mod:`vulkan.evaluate`)."""
+    counts: dict = {}
+    for o in draws:
+        for c in o.ir_failed:
+            counts[c] = counts.get(c, 0) + 1
+    return counts
 
 
 def markdown(table: list[dict]) -> str:
@@ -68,6 +77,10 @@ def markdown(table: list[dict]) -> str:
             + (f" — `{d['repro']}`" if d.get("repro") else "") for r in table for d in r["defects"]]
     if msgs:
         text += "\nShrunk failures:\n\n" + "\n".join(msgs) + "\n"
+    ir = [f"- **{r['op']}**: " + ", ".join(f"`{c}` on {n}/{r['draws']} draws" for c, n in r["ir_failures"].items())
+          for r in table if r.get("ir_failures")]
+    if ir:
+        text += "\nIR checks of the fused program failing (every draw judged, not shrunk):\n\n" + "\n".join(ir) + "\n"
     return text
 
 

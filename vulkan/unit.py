@@ -23,9 +23,10 @@ from harness.run.plan import Unit
 __all__ = ["SHRUNK_CHECKS", "VULKAN", "ShrunkUnit", "VulkanUnit", "shrunk_units", "units"]
 
 VULKAN = "vulkan"
-# What ``passgate vulkan`` judges a shrunk failure with (vulkan.cli_search._shrunk_results): the search's
-# checks plus the device check (a skip without a device executor). No IR checks: executorch 1.5.1 fails
-# meta_stack_trace on every fused node, which the pinned recipe cases already record once per recipe.
+# What the gate judges a committed shrunk failure with: the search's checks plus the device check (a skip
+# without a device executor), the checks its failure was shrunk on. ``passgate vulkan`` also judges the IR
+# checks of the fused program on it (vulkan.cli_search._shrunk_results); the gate leaves them to the pinned
+# recipe cases, which record them once per recipe (executorch 1.5.1 fails meta_stack_trace on every fused node).
 # Spelled out, not imported from vulkan.evaluate (which imports torch): the plan lists items before any unit
 # runs; tests/test_vulkan_pinned.py checks it equals SEARCH_CHECKS + (DEVICE_CHECK,).
 SHRUNK_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float", "device_vs_reference")
@@ -57,8 +58,9 @@ class VulkanUnit(Unit):
 class ShrunkUnit(VulkanUnit):
     """A committed shrunk failure of the search (``graph``: its case's name) under the fusion that failed it.
 
-    Judged as ``passgate vulkan`` judges the shrunk failures it reports: the
-    full :func:`vulkan.suite.check_case` on :data:`SHRUNK_CHECKS`, with the
+    Judged as ``passgate vulkan`` judges the shrunk failures it reports, on
+    :data:`SHRUNK_CHECKS` (the IR checks aside): the
+    full :func:`vulkan.suite.check_case`, with the
     diagnosis (the "Fault: ..." a triage rule reads), which a ``--replay``
     draw goes without (:func:`vulkan.evaluate.evaluate`); both give the same
     verdicts (tests/test_vulkan_pinned.py). The results carry the check the

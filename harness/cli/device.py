@@ -74,19 +74,14 @@ def _progress(quiet: bool):
 
 
 def run_bundle(args) -> int:
-    from pathlib import Path
-
-    from harness.core.errors import UsageError
     from harness.graphs import sources
     from harness.graphs.cache import CaseCache
     from harness.graphs.cases import load_cases
     from harness.report.results_json import environment
-    from harness.run.bundle import write_bundles
+    from harness.run.bundle import check_out, write_bundles
     from harness.run.profiles import profile
 
-    out = Path(args.out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UsageError(f"--out {out}: must be a new or empty folder")
+    out = check_out(args.out)
     specs = sources.select(args.graphs or list(profile(args.profile).graphs))
     cache = CaseCache(args.cache_dir) if args.cache_dir else None
     cases = load_cases(specs, cache)

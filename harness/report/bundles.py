@@ -65,6 +65,7 @@ class Index:
     skipped: list = field(default_factory=list)  # {"case", "backend", "reason"}: nothing written
     environment: dict = field(default_factory=dict)
     schema: str = INDEX_SCHEMA
+    complete: bool = True  # False: the writing was interrupted; the entries are the bundles written before
 
 
 def sha256(path: Path) -> str:
@@ -83,7 +84,7 @@ def outputs_dir(root: Path, entry: Entry) -> Path:
 def write_index(root: Path, index: Index) -> Path:
     path = Path(root) / INDEX_FILE
     doc = {"schema": index.schema, "profile": index.profile, "environment": index.environment,
-           "bundles": [asdict(e) for e in index.entries], "skipped": index.skipped}
+           "bundles": [asdict(e) for e in index.entries], "skipped": index.skipped, "complete": index.complete}
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
     return path
 
@@ -104,7 +105,8 @@ def load_index(root) -> Index:
         entries = [Entry(**e) for e in doc["bundles"]]
     except (KeyError, TypeError) as exc:
         raise UsageError(f"{path}: a bundle entry is malformed: {exc}") from None
-    return Index(doc.get("profile", ""), entries, doc.get("skipped", []), doc.get("environment", {}))
+    return Index(doc.get("profile", ""), entries, doc.get("skipped", []), doc.get("environment", {}),
+                 complete=doc.get("complete", True) is not False)
 
 
 def verify(root, index: Index) -> None:
@@ -236,4 +238,5 @@ def ingest_document(index: Index, results: list, bundles_dir, device: Optional[s
     return results_json.document(results, configuration, cases, started_at=started_at, complete=True,
                                  exit_status=status, strict=False,
                                  extra={"device": named, "bundles": {"index_environment": index.environment,
-                                                                     "skipped": index.skipped}})
+                                                                     "skipped": index.skipped,
+                                                                     "complete": index.complete}})

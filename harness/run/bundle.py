@@ -41,13 +41,33 @@ from harness.pipelines.lowered_runtime import reference_outputs
 from harness.pipelines.partitioners import PARTITIONERS
 from harness.report import bundles as bx
 
-__all__ = ["BACKENDS", "RUNTIME_BACKENDS", "PLACEHOLDERS", "RunSummary", "lower_for", "bundle_case", "write_bundles",
-           "check_template", "run_bundles", "run_with_bindings", "run_with_command"]
+__all__ = ["BACKENDS", "RUNTIME_BACKENDS", "PLACEHOLDERS", "RunSummary", "file_stem", "lower_for", "bundle_case",
+           "write_bundles", "check_out", "check_template", "run_bundles", "run_with_bindings", "run_with_command"]
 
 BACKENDS = bx.BACKENDS
 RUNTIME_BACKENDS = {"portable": None, "xnnpack": "XnnpackBackend", "vulkan": "VulkanBackend"}
 PLACEHOLDERS = ("bpte", "outdir", "testset", "case", "backend")
 RUN_TIMEOUT_S = 300.0
+
+
+def file_stem(case_name: str) -> str:
+    """A file name for ``case_name``: itself when it is one, else made safe (``/``, spaces, brackets) and made unique
+    by a short hash of the name (a Vulkan search case is ``vulkan/search:et_vk.q8ta_add[hand act static]/...``)."""
+    import hashlib
+    import re
+
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", case_name).strip("._") or "case"
+    if safe == case_name:
+        return safe
+    return f"{safe[:120]}-{hashlib.sha256(case_name.encode()).hexdigest()[:8]}"
+
+
+def check_out(path, option: str = "--out") -> Path:
+    """The bundle folder ``path``, which must be new or empty (else a one-line UsageError)."""
+    out = Path(path)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{option} {out}: must be a new or empty folder")
+    return out
 
 
 def lower_for(backend: str, case):
@@ -84,7 +104,7 @@ def bundle_case(out: Path, case, backend: str) -> bx.Entry:
     expected, twin = reference_outputs(case.shared("export"), inputs)
     program = lower_for(backend, case)
     suite = MethodTestSuite("forward", [MethodTestCase(inputs=list(inputs), expected_outputs=list(expected))])
-    name = f"{case.name}.{backend}"
+    name = f"{file_stem(case.name)}.{backend}"
     (out / f"{name}.bpte").write_bytes(serialize_from_bundled_program_to_flatbuffer(BundledProgram(program, [suite])))
     entry = bx.Entry(case.name, backend, f"{name}.bpte", bx.sha256(out / f"{name}.bpte"), RUNTIME_BACKENDS[backend],
                      _tolerance(expected, twin is not None),
@@ -97,20 +117,31 @@ def bundle_case(out: Path, case, backend: str) -> bx.Entry:
 
 def write_bundles(out: Path, cases: list, backends: tuple, profile: str, environment: dict,
                   progress: Callable[[str], None] = lambda _m: None) -> bx.Index:
-    """Every case x backend bundled into ``out`` with its index; a case a backend cannot lower is listed as skipped."""
+    """Every case x backend bundled into ``out`` with its index; a case a backend cannot lower is listed as skipped.
+
+    ``cases`` may be any iterable of graph cases (built as it is consumed).
+    Interrupted, the index of the bundles written so far is written all the
+    same, marked ``"complete": false``: what was lowered is not lost.
+    """
     out.mkdir(parents=True, exist_ok=True)
-    index = bx.Index(profile, environment=environment)
-    for case in cases:
-        for backend in backends:
-            progress(f"bundle {case.name} for {backend}")
-            try:  # in a forked child: the quantized kernels lowering loads stay out of this process
-                index.entries.append(in_child(functools.partial(bundle_case, out, case, backend), RUN_TIMEOUT_S))
-            except Exception as exc:  # noqa: BLE001 - a case a backend cannot lower is said, not fatal
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                index.skipped.append({"case": case.name, "backend": backend,
-                                      "reason": f"{type(exc).__name__}: {first}"[:300]})
-    bx.write_index(out, index)
+    index = bx.Index(profile, environment=environment, complete=False)
+    try:
+        for case in cases:
+            for backend in backends:
+                progress(f"bundle {case.name} for {backend}")
+                _bundle_into(index, out, case, backend)
+        index.complete = True
+    finally:
+        bx.write_index(out, index)
     return index
+
+
+def _bundle_into(index: bx.Index, out: Path, case, backend: str) -> None:
+    try:  # in a forked child: the quantized kernels lowering loads stay out of this process
+        index.entries.append(in_child(functools.partial(bundle_case, out, case, backend), RUN_TIMEOUT_S))
+    except Exception as exc:  # noqa: BLE001 - a case a backend cannot lower is said, not fatal
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        index.skipped.append({"case": case.name, "backend": backend, "reason": f"{type(exc).__name__}: {first}"[:300]})
 
 
 def _write_outputs(folder: Path, outputs: list) -> None:

@@ -116,3 +116,19 @@ class IgnoresAlpha(FixedAlphaFusion):
             node.update_arg(8, 1.0)
         out.graph_module.recompile()
         return out
+
+
+class ForgetsFusedVal(FusePatternsPass):
+    """ExecuTorch's fusion, then ``meta['val']`` dropped from every fused ``et_vk`` node: right numbers, wrong IR.
+
+    What a hand-written fusion does when it builds its replacement node and
+    never gives it the fake value later passes and the emitter read.
+    """
+
+    passgate_vulkan_mode = FUSE_PATTERNS
+
+    def call(self, graph_module):
+        out = super().call(graph_module)
+        for node in _fused_nodes(out.graph_module, "et_vk."):
+            node.meta.pop("val", None)
+        return out
