@@ -17,6 +17,12 @@ Two ways to pick cases:
 - ``--count N``: the fixed recipe list of :mod:`vulkan.catalog`, N drawn
   shapes per recipe (what this command did before the search).
 
+Both judge the same checks by the same ids: ``fusion_expected``,
+``fused_vs_qdq``, ``fused_vs_float``, ``device_vs_reference`` and the IR
+checks of the fused program (:mod:`vulkan.ircheck`). ``--bundles DIR``
+writes the search's passing cases as BundledPrograms for a device
+(:mod:`vulkan.bundles`).
+
 Both write ``DIR/results.json`` (the harness's schema; the per-op table
 under the ``"vulkan"`` key), ``DIR/vulkan_table.md`` and
 ``DIR/vulkan_table.json``. Exit status: 0 all checks hold, 1 a violation,
@@ -42,6 +48,7 @@ __all__ = ["DEFAULT_REPORT_DIR", "MODES", "add_parser", "run"]
 DEFAULT_REPORT_DIR = "reports/generated/vulkan"
 MODES = ("vulkan-preprocess", "fuse-patterns")
 DEFAULT_BUDGET = 600.0  # vulkan.cli_search.DEFAULT_BUDGET, kept here so --help imports nothing heavy
+BUNDLE_BACKENDS = ("vulkan", "xnnpack", "portable")  # harness.report.bundles.BACKENDS
 
 
 def add_parser(sub) -> None:
@@ -95,6 +102,12 @@ def add_parser(sub) -> None:
                    "and covering); join the parts' results.json with `passgate report merge`")
     p.add_argument("--no-isolation", action="store_true", help="judge the items one by one in this process "
                    "(for a debugger): no workers, no deadline past --timeout")
+    p.add_argument("--bundles", metavar="DIR", help="search: also write the passing cases (the first of each op x "
+                   "configuration) as BundledPrograms for a device, with index.json, into DIR (new or empty): run "
+                   "them with `passgate device run`, judge them with `passgate device ingest`")
+    p.add_argument("--bundle-backends", nargs="+", choices=BUNDLE_BACKENDS, default=["vulkan"], metavar="NAME",
+                   help=f"with --bundles: lower for these ({', '.join(BUNDLE_BACKENDS)}; default vulkan, the "
+                        "VulkanPartitioner's program, run by the vendor; portable runs here)")
     p.add_argument("--list", action="store_true", help="list the recipes and exit")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines or table")
     p.set_defaults(run=run)
@@ -126,6 +139,12 @@ def run(args) -> int:
             print(f"search: {sp.name:47s} {sp.notes or 'every configuration its pattern matches'}")
         return 0
     report_dir = ensure_writable(args.report)
+    if args.bundles:
+        from harness.run.bundle import check_out
+
+        if args.count is not None:
+            raise UsageError("--bundles writes the search's passing cases: leave out --count")
+        check_out(args.bundles, "--bundles")
     from vulkan import catalog, spaces
     from vulkan.executors import load_executor
 

@@ -157,9 +157,24 @@ def run_search(args, report_dir, fusions: list, device=None) -> int:
         with fusion.pattern_graphs_memoized(), flows.quantizer_patterns_memoized():
             fusion.prime_pattern_graphs()
             workers.run(len(items), prepare, deliver, args.workers, isolate=not args.no_isolation)
+            if getattr(args, "bundles", None) and got.complete:
+                _bundle(args, fusions, got, meta)
         return finish()
 
     return work.guarded(body, finish)
+
+
+def _bundle(args, fusions: list, got, meta: dict) -> None:
+    """The passing cases as BundledPrograms in ``--bundles`` DIR; what was written goes in ``meta`` (results.json)."""
+    from vulkan import bundles
+
+    per_fusion = {f.name: [r for it, (r, _) in got.in_order() if it.fusion_index == i] for i, f in enumerate(fusions)}
+    descs = bundles.passing_cases(per_fusion)
+    say = (lambda _m: None) if args.quiet else (lambda m: print(f"passgate: {m}", file=sys.stderr, flush=True))
+    say(f"bundling {len(descs)} passing case(s) for {', '.join(args.bundle_backends)} into {args.bundles}")
+    meta["bundles"] = {"dir": str(args.bundles), "complete": False}  # what an interruption leaves said
+    index = bundles.write(args.bundles, descs, tuple(dict.fromkeys(args.bundle_backends)), say)
+    meta["bundles"] = bundles.summary(args.bundles, index)
 
 
 def _finish(report_dir, args, fusions: list, got, started, meta: dict) -> int:
@@ -237,6 +252,8 @@ def _write(report_dir, args, fusions, per_fusion, results, started, status, meta
     from vulkan import search_report
     from vulkan.cli_cases import configuration as base
 
+    meta = dict(meta)
+    bundled = meta.pop("bundles", None)
     configuration = {**base(args, fusions, None, "search"), **meta, "shrink_time_s": args.shrink_time}
     tables = {name: search_report.rows(s) for name, s in per_fusion.items()}
     csv_rows = []
@@ -244,7 +261,8 @@ def _write(report_dir, args, fusions, per_fusion, results, started, status, meta
         csv_rows += [{**row, "Fusion": name} for row in search_report.csv_rows(searches)]
     search_report.write_csv(report_dir / search_report.CSV_FILE, _csv_table(csv_rows, len(per_fusion)))
     cases = sorted({r.graph for r in results})
-    extra = {"vulkan": {"search": {"tables": tables, "errors": csv_rows}}}
+    extra = {"vulkan": {"search": {"tables": tables, "errors": csv_rows,
+                                   **({"bundles": bundled} if bundled is not None else {})}}}
     doc = report_json.document(results, configuration, [{"name": c, "source": "quantized"} for c in cases],
                                started_at=started, complete=complete, exit_status=status, strict=args.strict,
                                extra=extra)

@@ -118,17 +118,41 @@ class IgnoresAlpha(FixedAlphaFusion):
         return out
 
 
-class ForgetsFusedVal(FusePatternsPass):
-    """ExecuTorch's fusion, then ``meta['val']`` dropped from every fused ``et_vk`` node: right numbers, wrong IR.
 
-    What a hand-written fusion does when it builds its replacement node and
-    never gives it the fake value later passes and the emitter read.
+_CARRIED = ("stack_trace", "nn_module_stack", "debug_handle")
+
+
+class CarriesFusedMeta(FusePatternsPass):
+    """ExecuTorch's fusion, then each node it made given the source metadata of the op it replaced.
+
+    What a fusion should do and FusePatternsPass does not (executorch 1.5.1's
+    fused nodes carry no stack trace, module stack or debug handle): the
+    control for :class:`DropsFusedStackTrace`. The donor is a removed node,
+    the anchor op (not a quantize / dequantize) first.
     """
 
     passgate_vulkan_mode = FUSE_PATTERNS
 
     def call(self, graph_module):
+        before = [(n.name, "quantize" in str(n.target), {k: n.meta.get(k) for k in _CARRIED})
+                  for n in graph_module.graph.nodes if n.op == "call_function"]
+        out = super().call(graph_module)
+        now = {n.name for n in out.graph_module.graph.nodes}
+        # the removed nodes, the anchor op (not a Q/DQ) first
+        removed = sorted(((qdq, meta) for name, qdq, meta in before if name not in now), key=lambda r: r[0])
+        for node in out.graph_module.graph.nodes:
+            for key in _CARRIED if node.op == "call_function" else ():
+                donor = next((m[key] for _, m in removed if m[key] not in (None, "", {})), None)
+                if node.meta.get(key) in (None, "", {}) and donor is not None:
+                    node.meta[key] = donor
+        return out
+
+
+class DropsFusedStackTrace(CarriesFusedMeta):
+    """The fusion above, then ``stack_trace`` dropped from every fused ``et_vk`` node: right numbers, lost metadata."""
+
+    def call(self, graph_module):
         out = super().call(graph_module)
         for node in _fused_nodes(out.graph_module, "et_vk."):
-            node.meta.pop("val", None)
+            node.meta.pop("stack_trace", None)
         return out
