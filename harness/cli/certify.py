@@ -25,6 +25,7 @@ def add_parser(sub) -> None:
     if "certify" in sub.choices:  # COMMANDS maps both names to this module
         return
     from harness.cli.check import positive_float
+    from harness.report.bundles import BACKENDS
     from harness.run.profiles import PROFILES
 
     c = sub.add_parser("certify", help="run the versioned suite and write a verifiable certification bundle",
@@ -42,6 +43,11 @@ def add_parser(sub) -> None:
     c.add_argument("--timeout", type=positive_float, default=60.0, help="seconds one pass run may take (default 60)")
     c.add_argument("--cache-dir", metavar="DIR", help="lowered-graph cache (default $PASSGATE_CACHE_DIR)")
     c.add_argument("--no-cache", action="store_true", help="lower every graph afresh")
+    c.add_argument("--bundles", metavar="DIR", help="also write the certified cases as BundledPrograms for devices "
+                   "into DIR (new or empty, outside --out): one .bpte per case and backend with index.json, as "
+                   "`passgate bundle` writes them; the certificate's results.json records the index's SHA-256")
+    c.add_argument("--bundle-backends", nargs="+", choices=BACKENDS, default=list(BACKENDS), metavar="NAME",
+                   help=f"with --bundles: backends to lower for ({', '.join(BACKENDS)}; default all)")
     c.add_argument("--quiet", "-q", action="store_true", help="no progress lines or table")
     c.set_defaults(run=run_certify)
 
@@ -91,6 +97,7 @@ def run_certify(args) -> int:
     backend = certify.backend_fingerprint(args.backend)
     graphs = sources.select(list(wl.graphs), wl.random_count or None, wl.seed)
     out = _empty_out(args.out)
+    bundles_dir = _bundles_out(args.bundles, out) if args.bundles else None
     cache.configure(args.cache_dir, disabled=args.no_cache)
 
     # a vendor backend that crashes the interpreter is a result of the certification, not its end
@@ -111,6 +118,8 @@ def run_certify(args) -> int:
         check_all(passes, cases, config, Tally(s.record))
         # a pass the suite's graphs never made change the program is not certified by them: must
         s.judge_exercised([p.name for p in passes], level=Level.MUST)
+        if bundles_dir is not None:
+            _write_device_bundles(bundles_dir, cases, args, wl.profile, certification)
 
     status = session.run(body, extra=lambda: {"known_violations": known, "certification": certification})
     from harness.report import view as reports
@@ -125,6 +134,39 @@ def run_certify(args) -> int:
         known_violations=known, verdict=verdict, exit_status=status, summary=doc["summary"])
     _write_bundle(out, cert, key_pem, args.quiet)
     return status
+
+
+def _bundles_out(path: str, out: Path) -> Path:
+    """``--bundles`` DIR: new or empty, and not inside the certification bundle (a device run writes beside each
+    bundle, which would make the certification fail ``passgate verify``)."""
+    from harness.core.errors import UsageError
+    from harness.run.bundle import check_out
+
+    folder = check_out(path, "--bundles")
+    if folder.resolve().is_relative_to(out.resolve()):
+        raise UsageError(f"--bundles {folder}: must be outside --out {out} (a device run writes beside each bundle)")
+    return folder
+
+
+def _write_device_bundles(folder: Path, cases: list, args, profile: str, certification: dict) -> None:
+    """The certified cases as BundledPrograms in ``folder``; ``certification["bundles"]`` says what was written.
+
+    The record is in place before the first bundle, so an interrupted run's
+    results.json still names the folder and the index of what was written.
+    """
+    from harness.report import bundles as bx
+    from harness.report.results_json import environment
+    from harness.run.bundle import write_bundles
+
+    say = (lambda _m: None) if args.quiet else (lambda m: print(f"passgate: {m}", file=sys.stderr, flush=True))
+    record = certification["bundles"] = {"dir": str(folder), "complete": False}
+    try:
+        index = write_bundles(folder, cases, tuple(dict.fromkeys(args.bundle_backends)), profile, environment(), say)
+        record.update(complete=index.complete, bundles=len(index.entries), skipped=len(index.skipped),
+                      backends=sorted({e.backend for e in index.entries}))
+    finally:
+        if (folder / bx.INDEX_FILE).is_file():
+            record["index_sha256"] = bx.sha256(folder / bx.INDEX_FILE)
 
 
 def _write_bundle(out: Path, cert, key_pem, quiet: bool) -> None:
