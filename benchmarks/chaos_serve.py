@@ -69,6 +69,7 @@ class _Soak:
         self.server = None
         self.rss = {"warm_mib": 0.0, "peak_mib": 0.0, "peak_with_children_mib": 0.0, "samples": 0}
         self.stop = threading.Event()
+        self.up = threading.Event()  # clients start new requests only while a server is up (in-flight ones fall back)
         self.seq = 0
 
     def say(self, text: str) -> None:
@@ -96,6 +97,8 @@ class _Soak:
 
     def client(self, worker: int) -> None:
         while not self.stop.is_set():
+            if not self.up.wait(1.0):
+                continue
             with self.lock:
                 self.seq += 1
                 n, i, kill = self.seq, self.rng.randrange(len(REQUESTS)), self.rng.random() < CLIENT_KILL_P
@@ -155,6 +158,7 @@ def soak(seconds: float, clients: int, seed: int, shared_cache: Path, folder: Pa
     s.reference()
     s.say(f"references in {time.monotonic() - started:.0f} s; starting the server")
     s.start_server()
+    s.up.set()
     s.say(f"server {s.server.pid} warm at {s.rss['warm_mib']:.0f} MiB; {clients} clients for {seconds:.0f} s")
     threads = [threading.Thread(target=s.client, args=(k,), daemon=True) for k in range(clients)]
     threads.append(threading.Thread(target=s.sample, daemon=True))
@@ -163,11 +167,13 @@ def soak(seconds: float, clients: int, seed: int, shared_cache: Path, folder: Pa
         t.start()
     # the server is killed (SIGKILL: no clean-up of its own) halfway, and restarted at once
     s.stop.wait(seconds / 2)
+    s.up.clear()
     os.killpg(s.server.pid, signal.SIGKILL)
     s.server.wait()
     s.stats["server_kills"] += 1
     s.say("server killed; restarting")
     s.start_server()
+    s.up.set()
     s.stop.wait(max(0.0, seconds - (time.monotonic() - t0)))
     s.stop.set()
     for t in threads:
