@@ -49,7 +49,8 @@ def table(rows: list[dict]) -> list[dict]:
     """Rows grouped by (kind, where): the counts of issue 36's table."""
     groups: dict = {}
     for r in rows:
-        g = groups.setdefault((r["kind"], r["where"]), {"kind": r["kind"], "where": r["where"], **dict.fromkeys(COUNTS, 0)})
+        empty = {"kind": r["kind"], "where": r["where"], **dict.fromkeys(COUNTS, 0)}
+        g = groups.setdefault((r["kind"], r["where"]), empty)
         g["count"] += 1
         g["injected"] += r["injected"]
         g["completed"] += r["injected"] and r["completed"]

@@ -49,11 +49,12 @@ def warm_imports() -> None:
 
     torch.set_num_threads(1)  # never start OpenMP's pool in a process that forks (harness/run/isolation.py)
     import executorch.exir  # noqa: F401
+
     import harness.cli.main  # noqa: F401
     import harness.cli.run  # noqa: F401
-    import harness.run.plan  # noqa: F401
-    import harness.run.incremental  # noqa: F401
     import harness.report.writers  # noqa: F401
+    import harness.run.incremental  # noqa: F401
+    import harness.run.plan  # noqa: F401
 
 
 def spawn(argv: list, out: Path, env: Optional[dict] = None) -> Proc:
@@ -131,8 +132,9 @@ def _kill_group(pgid: int) -> None:
 
 def kill_later(proc: Proc, at_s: float, sig: int, worker: bool) -> Optional[str]:
     """At ``at_s`` seconds into ``proc`` send ``sig`` to it (or to one of its children, the first that exists
-    from then on: an isolation worker, or a forked report writer near the end); what was struck (``parent``, ``worker``), or None when the run ended first. Never reaps:
-    an ended child stays a zombie, so its pid is not reused before :func:`wait`."""
+    from then on: an isolation worker, or a forked report writer near the end); what was struck (``parent``,
+    ``worker``), or None when the run ended first. Never reaps: an ended child stays a zombie, so its pid is
+    not reused before :func:`wait`."""
     while time.monotonic() < proc.started + at_s:
         if not _alive(proc.pid):
             return None

@@ -40,7 +40,8 @@ SLICES = (
           ("mlp", "inplace_views")),
     # DimOrderOpsRevertPass x inplace_views is a known violation: a wrong cache hit would show as a status change
     Slice("dim_order", ("run", "--profile", "quick", "--only", "exir.DimOrderOpsRevertPass",
-                        "exir.dead_code_elimination_pass", "--graphs", "mlp", "inplace_views"), ("mlp", "inplace_views")),
+                        "exir.dead_code_elimination_pass", "--graphs", "mlp", "inplace_views"),
+          ("mlp", "inplace_views")),
 )
 
 # where an I/O fault strikes -> the glob under the trial's folder, and whether the cache must start cold
@@ -179,7 +180,8 @@ def run_trial(index: int, seed: int, ref: Reference, kind: str, where: str, scra
     env: dict = {}
     if kind in ("kill", "enospc", "eio", "readonly"):
         glob = f"{cache}/*" if kind == "readonly" else str(folder / TARGETS[where][0])
-        nth = "*" if kind == "readonly" else str(rng.randint(1, 2) if where in ("cache entry", "verdict record", "case note") else 1)
+        several = where in ("cache entry", "verdict record", "case note")  # one file per graph or unit
+        nth = "*" if kind == "readonly" else str(rng.randint(1, 2) if several else 1)
         env = {"PASSGATE_FAULTS": f"{rng.randrange(10**6)}:{'erofs' if kind == 'readonly' else kind}@{glob}#{nth}",
                "PASSGATE_FAULTS_LOG": str(folder / "struck.log")}
     argv = _argv(ref.slice, folder, cache)
@@ -235,12 +237,14 @@ def _judge_run(out: Outcome, proc, folder: Path, cache: Path, ref: Reference) ->
         out.wrong_cache_hits += v.wrong_cache_hits
         if not v.identical:
             out.note = f"the read-only-cache run itself differs: {v.to_json()}"
+            out.differences += v.differences + v.changed + v.lost
+            out.lost += v.lost
 
 
 def _judge_verdicts(out: Outcome, ref: Reference, folder: Path, status: Optional[int]) -> None:
     v = check.compare(ref.doc, check.load(folder / "report" / "results.json"))
     out.completed = v.identical or bool((check.load(folder / "report" / "results.json") or {}).get("complete"))
-    out.identical = v.identical and (status == ref.status or out.where == "baseline")
+    out.identical = v.identical and (status == ref.status or out.where == "baseline") and not out.differences
     out.lost += v.lost
     out.wrong_cache_hits += v.wrong_cache_hits
     out.differences += v.differences + v.changed
