@@ -79,7 +79,37 @@ def _summary(groups: list[dict]) -> dict:
                              "0 corrupt files": t["corrupt"] == 0, "0 tracebacks": t["tracebacks"] == 0}}
 
 
-def campaign(n: int, seed: int, scratch: Path, shared_cache: Path, log) -> list[dict]:
+def _in_parallel(plan: list, jobs: int, seed: int, scratch: Path, done) -> None:
+    """Each trial in a forked process of its own, ``jobs`` at a time (its outcome comes back as a JSON file)."""
+    running: dict = {}
+    todo = list(plan)
+    while todo or running:
+        while todo and len(running) < jobs:
+            i, kind, where, ref = todo.pop(0)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    o = run_trial(i, seed, ref, kind, where, scratch).to_json()
+                    (scratch / f"outcome-{i}.json").write_text(json.dumps(o, default=str))
+                    code = 0
+                finally:
+                    os._exit(code)
+            running[pid] = (i, kind, where, ref)
+        pid, _ = os.wait()
+        i, kind, where, ref = running.pop(pid)
+        try:
+            done(i, json.loads((scratch / f"outcome-{i}.json").read_text()))
+        except (OSError, ValueError):  # the trial itself failed: the campaign's bug, shown as a finding
+            done(i, {"kind": kind, "where": where, "slice": ref.slice.name, "injected": True, "identical": False,
+                     "completed": False, "status": None, "rerun_status": None, "seconds": 0.0, "lost": 0,
+                     "wrong_cache_hits": 0, "tracebacks": 1, "bad_errors": 0, "debris": 0, "corrupt": [],
+                     "note": "the trial process failed"})
+
+
+def campaign(n: int, seed: int, scratch: Path, shared_cache: Path, log, jobs: int = 1) -> list[dict]:
     from benchmarks.chaos_proc import warm_imports
 
     warm_imports()
@@ -89,23 +119,38 @@ def campaign(n: int, seed: int, scratch: Path, shared_cache: Path, log) -> list[
         refs[s.name] = reference(s, shared_cache, scratch)
         print(f"chaos: reference {s.name}: status {refs[s.name].status}, {refs[s.name].seconds:.1f} s "
               f"(set up in {time.monotonic() - t0:.0f} s)", file=log, flush=True)
-    rows = []
     rng = random.Random(seed)
-    for i, (kind, where) in enumerate(draw(n, seed)):
-        ref = refs["dim_order"] if where == "baseline" else refs[rng.choice(sorted(refs))]
-        o = run_trial(i, seed, ref, kind, where, scratch).to_json()
-        rows.append(o)
+    plan = [(i, kind, where, refs["dim_order"] if where == "baseline" else refs[rng.choice(sorted(refs))])
+            for i, (kind, where) in enumerate(draw(n, seed))]
+    rows: dict = {}
+
+    def done(i: int, o: dict) -> None:
+        rows[i] = o
         bad = o["injected"] and not o["identical"] or o["tracebacks"] or o["corrupt"] or o["bad_errors"]
-        print(f"chaos: [{i + 1}/{n}] {kind}@{where} ({o['slice']}): "
+        print(f"chaos: [{len(rows)}/{n}] #{i} {o['kind']}@{o['where']} ({o['slice']}): "
               f"{'missed' if not o['injected'] else ('OK' if not bad else 'FINDING')} status {o['status']} -> "
               f"{o['rerun_status']} in {o['seconds']:.1f} s {o['note']}", file=log, flush=True)
+
+    if jobs <= 1:
+        for i, kind, where, ref in plan:
+            done(i, run_trial(i, seed, ref, kind, where, scratch).to_json())
+    else:
+        _in_parallel(plan, jobs, seed, scratch, done)
+    rows = [rows[i] for i in sorted(rows)]
     return rows
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.chaos", description=__doc__.split("\n\n")[0])
     ap.add_argument("--faults", type=int, default=320, help="how many faults to inject (default 320)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("-j", "--jobs", type=int, default=int(os.environ.get("PASSGATE_WORKERS", 2)),
+                    help="trials at once, each in a process of its own (default $PASSGATE_WORKERS or 2)")
     ap.add_argument("--serve-seconds", type=float, default=0.0, help="also soak `passgate serve` this long")
     ap.add_argument("--clients", type=int, default=8, help="concurrent clients of the serve soak (default 8)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "generated" / "chaos")
@@ -115,19 +160,21 @@ def main(argv=None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="passgate-chaos-"))
     started = time.time()
     load_before = os.getloadavg()
-    doc: dict = {"seed": args.seed, "faults_requested": args.faults, "cpus": os.cpu_count(),
+    doc: dict = {"seed": args.seed, "faults_requested": args.faults, "jobs": args.jobs, "cpus": os.cpu_count(),
                  "loadavg_before": load_before, "scratch": str(scratch)}
     try:
         if args.faults:
-            rows = campaign(args.faults, args.seed, scratch, shared, sys.stderr)
+            cpu0 = _cpu()
+            rows = campaign(args.faults, args.seed, scratch, shared, sys.stderr, args.jobs)
             groups = table(rows)
             print(render(groups))
-            doc.update(table=groups, summary=_summary(groups), trials=rows)
+            # CPU seconds (this process and every run it forked): what the budget costs on an idle machine
+            doc.update(table=groups, summary=_summary(groups), cpu_seconds=round(_cpu() - cpu0, 1), trials=rows)
         if args.serve_seconds:
             from benchmarks.chaos_serve import soak
 
             doc["serve"] = soak(args.serve_seconds, args.clients, args.seed, shared, scratch / "serve", sys.stderr)
-            print(json.dumps({k: v for k, v in doc["serve"].items() if k != "answers"}, indent=1))
+            print(json.dumps(doc["serve"], indent=1))
     finally:
         doc.update(seconds=round(time.time() - started, 1), loadavg_after=os.getloadavg())
         args.out.mkdir(parents=True, exist_ok=True)

@@ -80,13 +80,26 @@ class _Soak:
         self.server = subprocess.Popen([*PASSGATE, "serve", "--foreground", "--cache-dir", str(self.cache),
                                         "--preload", "builtin", "--idle-timeout", "0"], env=self.env,
                                        stdout=log, stderr=log, start_new_session=True)
-        from harness.serve.client import request
-
-        while request(self.cache, "status") is None:
+        while self.status() is None:
             if self.server.poll() is not None:
                 raise RuntimeError(f"passgate serve exited with {self.server.returncode}")
             time.sleep(0.5)
         self.rss["warm_mib"] = self.rss["warm_mib"] or _rss_mib(self.server.pid)
+
+    def status(self):
+        """The server's answer to ``status`` on the soak's socket (the campaign's own TMPDIR is elsewhere)."""
+        from harness.serve.protocol import PROTOCOL, connect, recv_msg, send_msg
+
+        sock = connect(self.sock, 2.0)
+        if sock is None:
+            return None
+        try:
+            send_msg(sock, {"v": PROTOCOL, "op": "status"})
+            return recv_msg(sock)[0]
+        except (OSError, EOFError, ValueError):
+            return None
+        finally:
+            sock.close()
 
     def reference(self) -> None:
         for i in range(len(REQUESTS)):
@@ -152,8 +165,11 @@ def soak(seconds: float, clients: int, seed: int, shared_cache: Path, folder: Pa
         shutil.copy2(entry, cache / entry.name)
     env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "PASSGATE_FAULTS")}
     env.update(TMPDIR=str(tmp), PASSGATE_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    from harness.serve.protocol import socket_path
+
     s = _Soak(folder, cache, env, seed, log)
     s.clients = clients
+    s.sock = tmp / f"passgate-{os.getuid()}" / socket_path(cache).name  # where the server's TMPDIR puts it
     started = time.monotonic()
     s.reference()
     s.say(f"references in {time.monotonic() - started:.0f} s; starting the server")
@@ -183,15 +199,13 @@ def soak(seconds: float, clients: int, seed: int, shared_cache: Path, folder: Pa
 
 def _finish(s: _Soak, tmp: Path, spent: float) -> dict:
     """Stop the server; what it and the clients left behind; the figures."""
-    from harness.serve.protocol import socket_path
-
     leftover_children = children(s.server.pid)
     subprocess.run([*PASSGATE, "serve", "--stop", "--cache-dir", str(s.cache)], env=s.env, capture_output=True)
     try:
         s.server.wait(60)
     except subprocess.TimeoutExpired:
         s.server.kill()
-    sock = tmp / f"passgate-{os.getuid()}" / socket_path(s.cache).name  # the server's TMPDIR is the soak's
+    sock = s.sock
     left = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file() or p.is_socket())
     debris = check.debris(s.cache)
     growth = s.rss["peak_mib"] - s.rss["warm_mib"]

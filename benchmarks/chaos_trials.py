@@ -13,6 +13,7 @@ runs sharing one cache, and a cache restored from a killed run.
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import signal
@@ -77,7 +78,10 @@ class Reference:
     warm: Path  # cases and the verdicts of the reference run
     baseline_old: Optional[bytes] = None
     baseline_new: Optional[dict] = None
-    killed_caches: list = field(default_factory=list)  # cache folders as killed runs left them
+
+    def killed_caches(self, scratch: Path) -> list:
+        """Cache folders as killed runs of this slice left them (snapshots renamed into place whole)."""
+        return sorted(scratch.glob(f"t*/killed-cache-{self.slice.name}"))
 
 
 def _argv(s: Slice, folder: Path, cache: Path) -> list:
@@ -171,10 +175,10 @@ def run_trial(index: int, seed: int, ref: Reference, kind: str, where: str, scra
     out = Outcome(kind, where, ref.slice.name)
     if kind == "shared":
         return _shared(out, ref, folder)
-    if kind == "restored" and not ref.killed_caches:
+    if kind == "restored" and not ref.killed_caches(scratch):
         out.note = "no killed run's cache yet"
         return out
-    start = _start_cache(ref, kind, where, rng)
+    start = _start_cache(ref, kind, where, rng, scratch)
     cache = folder / "cache"
     shutil.copytree(start, cache)
     env: dict = {}
@@ -196,9 +200,8 @@ def run_trial(index: int, seed: int, ref: Reference, kind: str, where: str, scra
     out.status, out.seconds = proc.status, proc.seconds
     out.injected = bool(out.struck) or (folder / "struck.log").exists() or kind == "restored"
     if kind in ("sigkill", "kill") and out.injected:
-        snapshot = folder / "killed-cache"
-        shutil.copytree(cache, snapshot)
-        ref.killed_caches.append(snapshot)
+        shutil.copytree(cache, folder / "snapshot")  # then renamed: a parallel trial never sees half of it
+        os.rename(folder / "snapshot", folder / f"killed-cache-{ref.slice.name}")
     _judge_run(out, proc, folder, cache, ref)
     rerun = [*argv, "--resume"] if where != "worker" else argv
     again = wait(spawn(rerun, folder / "rerun"))
@@ -211,11 +214,12 @@ def run_trial(index: int, seed: int, ref: Reference, kind: str, where: str, scra
     return out
 
 
-def _start_cache(ref: Reference, kind: str, where: str, rng: random.Random) -> Path:
+def _start_cache(ref: Reference, kind: str, where: str, rng: random.Random, scratch: Path) -> Path:
     """The cache a trial starts from: what its target needs written (no cases, no verdicts), a killed run's,
     else (parent blows) cold or warm by the seed, so a blow lands among worker runs or among reused verdicts."""
     if kind == "restored":
-        return ref.killed_caches[rng.randrange(len(ref.killed_caches))]
+        killed = ref.killed_caches(scratch)
+        return killed[rng.randrange(len(killed))]
     if where in TARGETS:
         return {"no cases": ref.no_cases, "cold": ref.cold, "warm": ref.warm}[TARGETS[where][1]]
     if where == "parent" and rng.random() < 0.4:
