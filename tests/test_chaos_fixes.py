@@ -100,3 +100,36 @@ def test_a_verdict_cache_that_cannot_be_written_costs_no_verdict(tmp_path, monke
     doc2 = json.loads((tmp_path / "again" / "results.json").read_text())
     assert doc2["incremental"]["reused"] == 0 and doc2["incremental"]["ran"] == doc["incremental"]["ran"]
     assert _statuses(tmp_path / "again") == _statuses(report)
+
+
+def _dead_pid() -> int:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return pid
+
+
+def test_temp_files_of_killed_writes_are_swept_by_later_runs(tmp_path):
+    """Found: every SIGKILL in the middle of a write left its ``.NAME.PID-TID.tmp`` for good (a lowered case's is
+    megabytes). Now the case cache, the verdict cache and the report folder sweep those whose writer is gone
+    once they are older than any write takes; a live writer's, or a fresh one, stays."""
+    from harness.graphs.cache import CaseCache
+    from harness.report.results_json import ensure_writable
+    from harness.run.verdicts import VerdictCache
+
+    dead, old = _dead_pid(), time.time() - 2 * io.STALE_TMP_S
+    folders = [tmp_path / "cache", tmp_path / "cache" / "verdicts" / "units" / "ab", tmp_path / "report"]
+    kept, swept = [], []
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, pid, mtime in (("a.case", dead, old), ("b.json", os.getpid(), old), ("c.json", dead, None)):
+            p = folder / f".{name}.{pid}-1.tmp"
+            p.write_bytes(b"half")
+            if mtime:
+                os.utime(p, (mtime, mtime))
+            (swept if pid == dead and mtime else kept).append(p)
+    CaseCache(tmp_path / "cache")
+    VerdictCache(tmp_path / "cache" / "verdicts")
+    ensure_writable(tmp_path / "report")
+    assert [p for p in swept if p.exists()] == [] and all(p.exists() for p in kept)

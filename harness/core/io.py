@@ -24,19 +24,27 @@ import errno
 import fnmatch
 import os
 import random
+import re
 import signal
 import threading
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-__all__ = ["FAULTS_ENV", "FAULTS_LOG_ENV", "KINDS", "Fault", "atomic_write_bytes", "parse_fault"]
+__all__ = ["FAULTS_ENV", "FAULTS_LOG_ENV", "KINDS", "STALE_TMP_S", "Fault", "atomic_write_bytes", "parse_fault",
+           "sweep_debris"]
 
 FAULTS_ENV = "PASSGATE_FAULTS"
 FAULTS_LOG_ENV = "PASSGATE_FAULTS_LOG"
 _ERRNOS = {"enospc": errno.ENOSPC, "eio": errno.EIO, "erofs": errno.EROFS}
 KINDS = (*_ERRNOS, "kill")
+# a temporary name of atomic_write_bytes (".NAME.PID-THREAD.tmp"), and how old one must be before another
+# process may take it for debris: no write takes minutes, and a writer in another PID namespace (a container
+# sharing the cache folder) is not visible to the liveness test
+_TMP_NAME = re.compile(r"^\..+\.(\d+)-\d+\.tmp$")
+STALE_TMP_S = 300.0
 
 # writes each fault spec has matched so far in this process (a forked child inherits the count)
 _seen: dict = {}
@@ -118,3 +126,38 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def sweep_debris(folder: Path, older_than_s: float = STALE_TMP_S) -> int:
+    """Remove the temporary files that writers killed in the middle of a write left in ``folder`` (not its
+    subfolders): those whose process is gone and that are older than ``older_than_s``. How many went.
+
+    Nothing ever reads them (a reader only sees renamed files), but a cache folder outlives its runs, and a
+    SIGKILL during a lowered case's write would leave megabytes behind for good."""
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return 0
+    removed, now = 0, time.time()
+    with entries:
+        for entry in entries:
+            m = _TMP_NAME.match(entry.name)
+            if m is None or _alive(int(m.group(1))):
+                continue
+            try:
+                if now - entry.stat(follow_symlinks=False).st_mtime >= older_than_s:
+                    os.unlink(entry.path)
+                    removed += 1
+            except OSError:  # gone meanwhile, or not ours to remove: it stays
+                pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from harness.core.io import atomic_write_bytes
+from harness.core.io import atomic_write_bytes, sweep_debris
 from harness.core.results import CheckResult, Status
 from harness.core.version import __version__
 from harness.run import deps
@@ -232,6 +232,12 @@ class VerdictCache:
     _digests: dict = field(default_factory=dict)  # id -> digest (None: a file is gone)
     roots: tuple = field(default_factory=_roots)  # what folders are recorded relative to (:func:`portable`)
     write_errors: int = 0  # records that could not be written (a full disk, a read-only folder)
+
+    def __post_init__(self):
+        # what killed writes of earlier runs left (harness/core/io.py): one folder per key prefix
+        root = Path(self.root)
+        for folder in (root / "cases", *(root / "units").glob("??"), *(root / "deps").glob("??")):
+            sweep_debris(folder)
 
     def _unit_path(self, key: str) -> Path:
         return self.root / "units" / key[:2] / f"{key}.json"
