@@ -127,6 +127,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("passgate: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        raise  # the reader of stdout went away: console() says nothing and exits 1
+    except OSError as exc:  # a full disk, an I/O error, a read-only folder: the environment's, told in one line
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"passgate: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return ExitCode.USAGE
 
 
 def console() -> None:

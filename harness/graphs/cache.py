@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Optional
 
 from harness.core.errors import CorruptCacheEntry
-from harness.core.io import atomic_write_bytes
+from harness.core.io import atomic_write_bytes, sweep_debris
 
 __all__ = ["FORMAT_VERSION", "ENV_VAR", "LOG_ENV_VAR", "BUSY", "default_cache_root",
            "serialize_program", "deserialize_program", "roundtrip", "CaseCache", "configure", "default_cache"]
@@ -139,6 +139,9 @@ class CaseCache:
     hits: int = 0
     misses: int = 0
     rebuilt: int = 0
+
+    def __post_init__(self):
+        sweep_debris(self.root)  # what killed writes of earlier runs left (harness/core/io.py)
 
     def path_for(self, spec) -> Path:
         digest = hashlib.sha256(f"{spec.key}\0{_versions()}".encode()).hexdigest()[:32]

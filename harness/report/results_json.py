@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from harness.core.errors import UsageError
-from harness.core.io import atomic_write_bytes
+from harness.core.io import atomic_write_bytes, sweep_debris
 from harness.core.results import CheckResult, summarize
 from harness.core.version import __version__
 
@@ -68,6 +68,7 @@ def ensure_writable(report_dir: os.PathLike) -> Path:
         probe = path / f".passgate-write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()
+        sweep_debris(path)  # a killed run's half-written reports (harness/core/io.py)
     except OSError as exc:
         raise UsageError(f"report folder {path} cannot be written: {exc.strerror or exc}") from None
     return path

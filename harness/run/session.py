@@ -15,6 +15,7 @@ configurations in one report would make it lie.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
@@ -51,7 +52,13 @@ def sigterm_raises():
         yield
         return
 
+    owner = os.getpid()
+
     def on_term(signum, frame):
+        if os.getpid() != owner:  # a child forked from this process (a worker, a report writer) before it set
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # its own handler: die of SIGTERM, as it would then
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         raise Terminated()
 
     previous = signal.signal(signal.SIGTERM, on_term)

@@ -35,11 +35,12 @@ import json
 import os
 import platform
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from harness.core.io import atomic_write_bytes
+from harness.core.io import atomic_write_bytes, sweep_debris
 from harness.core.results import CheckResult, Status
 from harness.core.version import __version__
 from harness.run import deps
@@ -230,6 +231,13 @@ class VerdictCache:
     _groups: dict = field(default_factory=dict)
     _digests: dict = field(default_factory=dict)  # id -> digest (None: a file is gone)
     roots: tuple = field(default_factory=_roots)  # what folders are recorded relative to (:func:`portable`)
+    write_errors: int = 0  # records that could not be written (a full disk, a read-only folder)
+
+    def __post_init__(self):
+        # what killed writes of earlier runs left (harness/core/io.py): one folder per key prefix
+        root = Path(self.root)
+        for folder in (root / "cases", *(root / "units").glob("??"), *(root / "deps").glob("??")):
+            sweep_debris(folder)
 
     def _unit_path(self, key: str) -> Path:
         return self.root / "units" / key[:2] / f"{key}.json"
@@ -321,9 +329,22 @@ class VerdictCache:
             self.corrupt += 1
             return None
 
+    def _store(self, path: Path, body: bytes) -> bool:
+        """Write one file of the cache. A cache that cannot be written costs the next run time, never this
+        run its verdicts: the error is a warning (the first one only), the file is left unwritten."""
+        try:
+            atomic_write_bytes(path, body)
+            return True
+        except OSError as exc:
+            self.write_errors += 1
+            if self.write_errors == 1:
+                warnings.warn(f"passgate: cannot write the verdict cache ({exc.strerror or exc}: {path}); "
+                              "the verdicts it cannot record will be judged again next time", stacklevel=3)
+            return False
+
     def write_case(self, case_key: str, record: dict, ops: Iterable[str]) -> None:
         body = json.dumps({"record": record, "ops": sorted(ops)}, default=str).encode()
-        atomic_write_bytes(self.root / "cases" / f"{case_key.replace('/', '_')}.json", body)
+        self._store(self.root / "cases" / f"{case_key.replace('/', '_')}.json", body)
 
     def write(self, key: str, unit_key: str, files: Iterable[str], results: list, run: dict) -> bool:
         """Record ``results`` of ``unit_key`` with the dependency ``files``; False when a file is unreadable."""
@@ -337,7 +358,8 @@ class VerdictCache:
             gid = hashlib.sha256(body).hexdigest()[:32]
             path = self.root / "deps" / gid[:2] / f"{gid}.json"
             if self.group(gid) is None:  # new, or unreadable: (re)written, and its digest computed afresh
-                atomic_write_bytes(path, body)
+                if not self._store(path, body):
+                    return False
                 self._groups[gid] = (folder, frozenset(names), stored)
                 self._digests.pop(gid, None)
             groups.append(gid)
@@ -346,5 +368,4 @@ class VerdictCache:
             return False
         doc = {"format": FORMAT, "unit": unit_key, "groups": groups, "digest": dig, "run": run,
                "results": [r.to_json() for r in results]}
-        atomic_write_bytes(self._unit_path(key), json.dumps(doc, default=str).encode())
-        return True
+        return self._store(self._unit_path(key), json.dumps(doc, default=str).encode())
