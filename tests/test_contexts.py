@@ -151,7 +151,7 @@ def test_keep_criteria_and_the_mutation_hook_are_deterministic(passgate_cache):
 
         def keep_reason(target, graph) -> str | None:  # the mutation engine's hook: the third graph kills a mutant
             mine.append(graph.name)
-            return "kills mutant m1" if len(mine) == 3 else None
+            return "kills 1 surviving mutant" if len(mine) == 3 else None
 
         s = ContextSearch(target, (("relu",),), seed=1, max_draws=8, seconds=900, keep_reason=keep_reason)
         s.run()
@@ -164,9 +164,17 @@ def test_keep_criteria_and_the_mutation_hook_are_deterministic(passgate_cache):
            [(k.graph.name, k.graph.combo, k.reasons) for k in two.kept]
     assert one.kept[0].graph.combo == plain(("relu",)) and one.kept[0].reasons[0].endswith("arcs")
     assert all(k.reasons for k in one.kept) and len(one.kept) < 8
-    (killer,) = [k for k in one.kept if "kills mutant m1" in k.reasons]
+    (killer,) = [k for k in one.kept if "kills 1 surviving mutant" in k.reasons]
     assert killer.graph.name == asked[0][2] and asked[0] == asked[1]
     assert len(asked[0]) == 8 - one.not_built - one.not_lowered
+    # per context: the kept graphs holding it and the mutants they killed (what the closing table lists)
+    from harness.fuzz.contexts_campaign import by_context
+
+    tally = by_context([one])
+    assert tally["plain"]["kept"] == 1 and tally["plain"]["mutants_killed"] == 0
+    held = [f"{f}={v}" for f, v in killer.graph.combo.contexts().items() if v != getattr(plain(("relu",)), f)]
+    assert held and all(tally[k]["mutants_killed"] >= 1 for k in held)
+    assert sum(v["mutants_killed"] for v in tally.values()) == len(held)
 
 
 def test_the_ops_a_pass_source_names_are_searched(tmp_path):

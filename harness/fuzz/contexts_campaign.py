@@ -10,15 +10,17 @@ writes the kept graphs as a corpus folder (:mod:`harness.fuzz.corpus`).
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
 from harness.core.config import RunConfig
+from harness.fuzz.contexts import plain
 from harness.fuzz.contexts_run import ContextSearch, KeepReason, rewritten_items
 
-__all__ = ["ContextCampaign", "render_contexts_table"]
+__all__ = ["ContextCampaign", "by_context", "render_contexts_table"]
 
 
 @dataclass
@@ -146,7 +148,27 @@ class ContextCampaign:
                                        "reasons": k.reasons} for k in s.kept],
                              "failures": [{"graph": f.graph.name, "check": f.check, "contexts": f.graph.combo.label,
                                            "draws": f.draws, "message": f.message} for f in s.failures],
-                             "violations": len(found.get(s.target.name, ()))} for s in self.searches]}
+                             "violations": len(found.get(s.target.name, ()))} for s in self.searches],
+                "by_context": by_context(self.searches)}
+
+
+_KILLS = re.compile(r"kills (\d+) surviving mutant")
+
+
+def by_context(searches: list) -> dict:
+    """Per context (``family=name``, the plain ones left out): the kept graphs that hold it and the surviving
+    mutants those graphs killed (a graph's kills count for every context it holds)."""
+    tally: dict = {}
+    for s in searches:
+        for k in s.kept:
+            kills = sum(int(m.group(1)) for r in k.reasons for m in [_KILLS.search(r)] if m)
+            base = plain(k.graph.combo.op)
+            held = [f"{f}={v}" for f, v in k.graph.combo.contexts().items() if v != getattr(base, f)] or ["plain"]
+            for key in held:
+                row = tally.setdefault(key, {"kept": 0, "mutants_killed": 0})
+                row["kept"] += 1
+                row["mutants_killed"] += kills
+    return dict(sorted(tally.items()))
 
 
 def render_contexts_table(section: dict) -> str:
@@ -159,4 +181,7 @@ def render_contexts_table(section: dict) -> str:
                      f"{len(t['failures']):>9}")
         for f in t["failures"]:
             lines.append(f"    {f['check']}: {f['contexts']} ({f['graph']}, draw {f['draws']})")
+    if section.get("by_context"):
+        lines += ["", f"{'context':<28} {'kept':>5} {'mutants killed':>15}"]
+        lines += [f"{k:<28} {v['kept']:>5} {v['mutants_killed']:>15}" for k, v in section["by_context"].items()]
     return "\n".join(lines)
