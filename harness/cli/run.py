@@ -14,7 +14,8 @@ import argparse
 import sys
 from dataclasses import replace
 
-from harness.cli.check import add_common_run_options, add_hash_seed_option, configure_cache, judge_exercised
+from harness.cli.check import (add_common_run_options, add_hash_seed_option, configure_cache, judge_exercised,
+                                positive_int)
 
 __all__ = ["add_parser", "add_run_arguments", "add_incremental_arguments", "incremental_of", "catalog_section",
            "annotate_known", "plan_of", "run"]
@@ -73,6 +74,9 @@ def add_run_arguments(p) -> None:
                    help="a runtime unit per case and each pipeline's result through the runtime checks "
                         "(serialize_roundtrip, runtime_runs, runtime_numerics; docs/runtime.md); default: the "
                         "profile's (standard, full), none with --catalog or --only")
+    p.add_argument("-j", "--workers", type=positive_int, metavar="N",
+                   help="units judged at once, each in a worker process (default: the cores this process may run "
+                        "on); results, reports and progress come in the same order whatever N")
     add_common_run_options(p)
 
 
@@ -167,7 +171,7 @@ def _run(args) -> int:
     from harness.core.config import RunConfig, configuration
     from harness.report import baseline as bl
     from harness.report import results_json as report_json
-    from harness.run import forking, sharding
+    from harness.run import forking, parallel, sharding
     from harness.run.scheduler import Tally
     from harness.run.session import Session
 
@@ -181,7 +185,8 @@ def _run(args) -> int:
     configure_cache(args)
     config = RunConfig(timeout=args.timeout, seed=args.seed,
                        isolate=not getattr(args, "no_isolation", False) and forking.available(),
-                       hash_seed_check=getattr(args, "hash_seed_check", False))
+                       hash_seed_check=getattr(args, "hash_seed_check", False),
+                       workers=getattr(args, "workers", None) or parallel.default_jobs())
     full_applied = {k: list(v) for k, v in p.applied.items()}
     shard = getattr(args, "shard", None)
     # what the run is made of, named before a shard keeps its block: the configuration of every shard of one run

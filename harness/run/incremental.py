@@ -19,13 +19,14 @@ do around :meth:`harness.run.plan.Plan.run`:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Callable, Optional
 
 from harness.check.loading import source_file
 from harness.core.errors import ChildFailed
 from harness.core.memory import collection_resumed
 from harness.core.results import CheckResult, Status
-from harness.run import affected, deps, verdicts
+from harness.run import affected, deps, parallel, verdicts
 
 __all__ = ["RAN", "REUSED", "NOT_AFFECTED", "UNRECORDED_SECONDS", "Counts", "Incremental", "case_key", "unit_record_key",
            "lost"]
@@ -161,25 +162,51 @@ class Incremental:
             loaded = (load_cases or _load)(specs) if specs else []
         cases = {c.name: c for c in loaded}
         rconfig = replace(config, record_deps=self.cache is not None)
-        out: list[CheckResult] = []
+        steps: list = []  # in order: units judged together, or a call handing on reused verdicts
         for group in _groups(units):
-            for u in group:
-                if u.key in hits:
-                    out += self._deliver(self.reused(hits[u.key]), config, tally)
-                    self.counts.reused += 1
-                    self.states[u.key] = REUSED
+            reused = [u for u in group if u.key in hits]
+            if reused:
+                steps.append(partial(self._hand_on_reused, reused, hits, config, tally))
             todo = [u for u in group if u.key not in hits]
             if todo:
-                with collection_resumed():
-                    try:
-                        out += plan.run(todo, cases, rconfig, tally, done=self._done)
-                    except ChildFailed as exc:  # a unit's forked child died (a native abort): the run goes on
-                        out += self._deliver(lost(todo, exc), config, tally)
-                self.counts.ran += len(todo)
-                self.states.update((u.key, RAN) for u in todo)
+                steps.append(todo)
+        if config.workers > 1 and config.isolate:  # -j N: one pool over every step, handed on in this order
+            with collection_resumed():
+                out = parallel.judge(steps, cases, rconfig, tally, done=self._done, step_done=self._ran,
+                                     on_lost=lambda u, cause: self._deliver(lost([u], ChildFailed(cause)), config,
+                                                                            tally))
+        else:
+            out = self._in_turn(plan, steps, cases, rconfig, config, tally)
         if self.cache is not None:
             self.counts.corrupt = self.cache.corrupt
         return out
+
+    def _in_turn(self, plan, steps: list, cases: dict, rconfig, config, tally) -> list[CheckResult]:
+        """``-j 1``: each step in turn (a batched pass's graphs in one worker, another unit in a child of its own)."""
+        out: list[CheckResult] = []
+        for step in steps:
+            if callable(step):
+                out += step()
+                continue
+            with collection_resumed():
+                try:
+                    out += plan.run(step, cases, rconfig, tally, done=self._done)
+                except ChildFailed as exc:  # a unit's forked child died (a native abort): the run goes on
+                    out += self._deliver(lost(step, exc), config, tally)
+            self._ran(step)
+        return out
+
+    def _hand_on_reused(self, units: list, hits: dict, config, tally) -> list[CheckResult]:
+        out: list[CheckResult] = []
+        for u in units:
+            out += self._deliver(self.reused(hits[u.key]), config, tally)
+            self.counts.reused += 1
+            self.states[u.key] = REUSED
+        return out
+
+    def _ran(self, units: list) -> None:
+        self.counts.ran += len(units)
+        self.states.update((u.key, RAN) for u in units)
 
     def case_notes(self, plan, session) -> None:
         """Keep the report complete without loading cases only reused units ran on.

@@ -25,7 +25,11 @@ parent only waits:
   other check ``skip``;
 - results come back as pickled :class:`CheckResult` lists and are handed on
   in the order an in-process run produces them, so reports do not depend on
-  which worker finished first.
+  which worker finished first;
+- the work is a list of tasks (:mod:`harness.run.tasks`): pass x graph pairs,
+  or for ``passgate run -j N`` whole units; a worker serves the tasks of one
+  group only (one catalog entry's graphs; one unit), then a fresh fork
+  takes the next group, as a ``-j 1`` run starts each group afresh.
 
 Ctrl-C and SIGTERM are the parent's business: workers ignore SIGINT (a
 terminal sends it to the whole process group) and die with the parent
@@ -40,16 +44,16 @@ import pickle
 import select
 import signal
 import time
-import traceback
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from harness.check import invoke, runner
-from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
+from harness.core.results import Status
 from harness.graphs.memos import MEMOS
 from harness.run import deps
 from harness.run.forking import HARNESS_LIMIT_S, describe_exit, die_with_parent, send
+from harness.run.tasks import PairTask, pair_failed
 
 __all__ = ["grace_seconds", "pair_failed", "Pool", "run_isolated"]
 
@@ -76,8 +80,8 @@ def grace_seconds(timeout: Optional[float]) -> float:
 # ----------------------------------------------------------------------------- worker side
 
 
-def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> None:
-    """Loop in the forked child: receive an index, check that pair, send its results."""
+def _worker_main(conn, dump_fd: int, todo: list, parent_pid: int) -> None:
+    """Loop in the forked child: receive an index, judge that task, send its results."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the parent to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the parent's handler raises; here, just die
     die_with_parent(parent_pid)
@@ -86,8 +90,6 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
     faulthandler.register(signal.SIGUSR1, file=dump_fd, all_threads=False)
 
     import torch
-
-
 
     torch.set_num_threads(1)
     known = MEMOS.mark()
@@ -98,7 +100,6 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
         state["calls"] += event == "start"
         send(conn, (event, label, timeout))
 
-    invoke.set_watch(watch)
     while True:
         try:
             seq = pickle.loads(conn.recv_bytes())
@@ -106,49 +107,23 @@ def _worker_main(conn, dump_fd: int, todo: list, config, parent_pid: int) -> Non
             return
         if seq is None:
             return
-        loaded, case = todo[seq]
+        task = todo[seq]
+        invoke.set_watch(watch if task.watched else None)
         state.update(label=None, calls=0)
-        rec = deps.Recorder().start() if config.record_deps else None
+        rec = deps.Recorder().start() if task.config.record_deps else None
         try:
-            rs = runner.check_pass_on_case(loaded, case, config)
+            payload = task.execute()
         except BaseException as exc:  # noqa: BLE001 - SystemExit/KeyboardInterrupt from a pass, or a harness bug
-            rs = _escaped(loaded, case, config, exc, state)
-        files = rec.stop() if rec is not None else None  # what the pair executed (harness.run.deps)
-        memo = MEMOS.added_since(known)
+            payload = task.escaped(exc, state["label"] is not None)
+        files = rec.stop() if rec is not None else None  # what the task executed (harness.run.deps)
+        memo = MEMOS.added_since(known) if task.keeps_memos else {}
         try:
-            send(conn, ("done", seq, rs, memo, files))
+            send(conn, ("done", seq, payload, memo, files))
         except Exception as exc:  # noqa: BLE001 - details that do not pickle must not lose the verdicts
-            for r in rs:
-                r.details = {"unpicklable_details": f"{type(exc).__name__}: {exc}", "repr": repr(r.details)[:2000]}
-            send(conn, ("done", seq, rs, {}, files))
+            send(conn, ("done", seq, task.strip(payload, exc), {}, files))
 
 
-def _escaped(loaded, case, config, exc: BaseException, state: dict) -> list[CheckResult]:
-    """Results for a pair whose check raised past the runner (SystemExit and the like)."""
-    text = f"{type(exc).__name__}: {exc}"
-    details = {"outcome": "raised", "traceback": traceback.format_exc(limit=12)}
-    if state["label"] is not None:
-        return pair_failed(loaded, case, config, f"the pass raised: {text}", details)
-    details["outcome"] = "harness_error"
-    return pair_failed(loaded, case, config, f"passgate failed while checking this pair: {text}", details,
-                       status=Status.ERROR, skip_reason="not checked: passgate failed on this pair")
-
-
-# ----------------------------------------------------------------------------- results for a lost pair
-
-
-def pair_failed(loaded, case, config, message: str, details: dict, status: Status = Status.FAIL,
-                skip_reason: str = "the pass did not run", seconds: float = 0.0) -> list[CheckResult]:
-    """``runs`` = ``status`` with ``message``; every other wanted IR check skipped."""
-    out = []
-    for check in IR_CHECK_IDS:
-        if not config.wants(check):
-            continue
-        if check == "runs":
-            out.append(result(loaded.name, case.name, check, status, message, details, seconds))
-        else:
-            out.append(result(loaded.name, case.name, check, Status.SKIP, skip_reason))
-    return out
+# ----------------------------------------------------------------------------- a lost worker's stack
 
 
 def _clean_dump(text: str) -> str:
@@ -169,6 +144,7 @@ class _Worker:
     process: Any
     conn: Any
     dump_fd: int
+    group: Any = None  # the group of tasks it serves (harness.run.tasks)
     seq: Optional[int] = None
     task_started: float = 0.0
     label: Optional[str] = None  # pass call in progress
@@ -189,30 +165,33 @@ class _Worker:
 
 
 class Pool:
-    """Forked workers running :func:`harness.check.runner.check_pass_on_case` on indices into ``todo``."""
+    """Forked workers judging the tasks of ``todo`` (:mod:`harness.run.tasks`), handed on in index order.
 
-    def __init__(self, todo: list, config, workers: int = 1, grace: Optional[float] = None):
+    A worker serves one group of tasks: when the next task belongs to
+    another group, an idle worker is retired and a fresh fork takes it.
+    """
+
+    def __init__(self, todo: list, workers: int = 1, grace: Optional[float] = None, timeout: Optional[float] = None):
         import multiprocessing
 
         self.todo = todo
-        self.config = config
         self.size = max(1, min(workers, len(todo) or 1))
-        self.grace = grace_seconds(config.timeout) if grace is None else grace
+        self.grace = grace_seconds(timeout) if grace is None else grace
         self.ctx = multiprocessing.get_context("fork")
         self.workers: list[_Worker] = []
         self.spawned = 0
 
-    def _spawn(self) -> _Worker:
+    def _spawn(self, group) -> _Worker:
         self.ctx.active_children()  # reap workers retired earlier
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)
         dump_r, dump_w = os.pipe()
         proc = self.ctx.Process(target=_worker_main, name="passgate-worker", daemon=True,
-                                args=(child_conn, dump_w, self.todo, self.config, os.getpid()))
+                                args=(child_conn, dump_w, self.todo, os.getpid()))
         proc.start()
         child_conn.close()
         os.close(dump_w)
         os.set_blocking(dump_r, False)
-        w = _Worker(proc, parent_conn, dump_r)
+        w = _Worker(proc, parent_conn, dump_r, group=group)
         self.workers.append(w)
         self.spawned += 1
         return w
@@ -238,31 +217,46 @@ class Pool:
         for w in list(self.workers):
             self._retire(w, kill=w.seq is not None)
 
-    def run(self, deliver: Callable[[int, list], None]) -> None:
-        """Check every pair; ``deliver(index, results)`` in index order."""
+    def run(self, deliver: Callable[[int, Any], None]) -> None:
+        """Judge every task; ``deliver(index, results)`` in index order.
+
+        Interrupted (Ctrl-C, SIGTERM), the tasks that finished behind one still running are handed on
+        before the interruption goes on: nothing judged is lost."""
         from multiprocessing.connection import wait
 
         pending = deque(range(len(self.todo)))
-        finished: dict[int, list] = {}
+        finished: dict[int, Any] = {}
         next_out = 0
-        while next_out < len(self.todo):
-            for w in self.workers:
-                if w.seq is None and pending:
+        try:
+            while next_out < len(self.todo):
+                self._fill(pending)
+                busy = [w for w in self.workers if w.seq is not None]
+                now = time.monotonic()
+                limit = min([min(w.pass_deadline, w.task_started + HARNESS_LIMIT_S) for w in busy], default=now + 1)
+                wait([x for w in busy for x in (w.conn, w.process.sentinel)], timeout=max(0.0, limit - now) + 0.01)
+                for w in busy:
+                    seq = w.seq
+                    rs = self._poll(w)
+                    if rs is not None:
+                        finished[seq] = rs
+                while next_out in finished:
+                    deliver(next_out, finished.pop(next_out))
+                    next_out += 1
+        except BaseException:
+            for seq in sorted(finished):
+                deliver(seq, finished.pop(seq))
+            raise
+
+    def _fill(self, pending: deque) -> None:
+        """Give idle workers the next task of their group (retire them otherwise); fork for the rest."""
+        for w in list(self.workers):
+            if w.seq is None and pending:
+                if self.todo[pending[0]].group == w.group:
                     self._assign(w, pending.popleft(), pending)
-            while pending and len(self.workers) < self.size:
-                self._assign(self._spawn(), pending.popleft(), pending)
-            busy = [w for w in self.workers if w.seq is not None]
-            now = time.monotonic()
-            limit = min([min(w.pass_deadline, w.task_started + HARNESS_LIMIT_S) for w in busy], default=now + 1)
-            wait([x for w in busy for x in (w.conn, w.process.sentinel)], timeout=max(0.0, limit - now) + 0.01)
-            for w in busy:
-                seq = w.seq
-                rs = self._poll(w)
-                if rs is not None:
-                    finished[seq] = rs
-            while next_out in finished:
-                deliver(next_out, finished.pop(next_out))
-                next_out += 1
+                else:
+                    self._retire(w)
+        while pending and len(self.workers) < self.size:
+            self._assign(self._spawn(self.todo[pending[0]].group), pending.popleft(), pending)
 
     def _assign(self, w: _Worker, seq: int, pending: deque) -> None:
         try:
@@ -275,8 +269,8 @@ class Pool:
             return
         w.seq, w.task_started, w.label, w.calls, w.pass_deadline = seq, time.monotonic(), None, 0, float("inf")
 
-    def _poll(self, w: _Worker) -> Optional[list]:
-        """The pair's results once it is over (done, died, or killed); None while it runs."""
+    def _poll(self, w: _Worker) -> Any:
+        """The task's results once it is over (done, died, or killed); None while it runs."""
         dead = False
         try:
             while w.conn.poll():
@@ -288,22 +282,23 @@ class Pool:
                     w.label, w.pass_deadline = None, float("inf")
                 elif kind == "done":
                     w.seq = None
+                    task = self.todo[rest[0]]
                     MEMOS.merge(rest[2])
-                    if len(rest) > 3 and rest[3] is not None:
-                        loaded, case = self.todo[rest[0]]
-                        deps.note((loaded.name, case.name), rest[3])
-                    if any(r.check == "input_unchanged" and r.status is Status.FAIL for r in rest[1]):
-                        self._retire(w)  # the worker's copy of the shared case may be corrupt: start clean
+                    if rest[3] is not None:
+                        deps.note(task.record_key, rest[3])
+                    if task.retires_worker(rest[1]):
+                        self._retire(w)
                     return rest[1]
         except (EOFError, OSError):
             dead = True
         except Exception as exc:  # noqa: BLE001 - a message that does not unpickle: passgate's failure
-            return self._lost(w, Status.ERROR, f"passgate could not read the worker's results: "
-                              f"{type(exc).__name__}: {exc}", {"outcome": "harness_error"}, kill=True)
+            text = f"passgate could not read the worker's results: {type(exc).__name__}: {exc}"
+            return self._lost(w, Status.ERROR, text, {"outcome": "harness_error"}, text, kill=True)
         if dead or not w.process.is_alive():
             w.process.join(5.0)
             how, details = describe_exit(w.process.exitcode)
-            return self._lost(w, None, f"the interpreter died {self._phase(w)}: {how}", details)
+            return self._lost(w, None, f"the interpreter died {self._phase(w)}: {how}", details,
+                              f"the child process died: {how}")
         now = time.monotonic()
         if now > w.pass_deadline:
             spent = now - w.pass_started
@@ -311,12 +306,12 @@ class Pool:
             msg = (f"the pass timed out: it did not return within {timeout:g} s and did not answer the in-process "
                    f"deadline (stuck in native code or holding the GIL); passgate killed its worker after "
                    f"{spent:.1f} s {self._phase(w)}")
-            return self._lost(w, Status.FAIL, msg, {"outcome": "timeout", "killed_after_s": round(spent, 1)},
+            return self._lost(w, Status.FAIL, msg, {"outcome": "timeout", "killed_after_s": round(spent, 1)}, msg,
                               kill=True)
         if now > w.task_started + HARNESS_LIMIT_S:
             return self._lost(w, Status.ERROR, f"passgate spent over {HARNESS_LIMIT_S:g} s checking this pair "
                               f"outside the pass {self._phase(w)}; its worker was killed", {"outcome": "harness_error"},
-                              kill=True)
+                              f"did not finish within {HARNESS_LIMIT_S:g} s", kill=True)
         return None
 
     def _phase(self, w: _Worker) -> str:
@@ -326,9 +321,9 @@ class Pool:
             return "after the pass returned, while passgate checked its result"
         return "before the pass ran, while passgate prepared its input"
 
-    def _lost(self, w: _Worker, status: Optional[Status], message: str, details: dict,
-              kill: bool = False) -> list[CheckResult]:
-        """Retire a worker whose pair cannot finish; results that say why."""
+    def _lost(self, w: _Worker, status: Optional[Status], message: str, details: dict, cause: str,
+              kill: bool = False) -> Any:
+        """Retire a worker whose task cannot finish; results that say why."""
         if kill and w.process.is_alive():
             os.kill(w.process.pid, signal.SIGUSR1)  # faulthandler: the Python stack where it is stuck
             select.select([w.dump_fd], [], [], _DUMP_WAIT_S)
@@ -337,7 +332,7 @@ class Pool:
             status = Status.FAIL if w.calls or w.label else Status.ERROR
             details["outcome"] = "crashed" if status is Status.FAIL else "harness_error"
         seconds = time.monotonic() - (w.pass_started if w.label else w.task_started)
-        loaded, case = self.todo[w.seq]
+        task = self.todo[w.seq]
         in_pass = w.label == "run" or (w.label is None and not w.calls)
         w.process.kill() if w.process.is_alive() else None
         w.process.join(5.0)
@@ -348,7 +343,7 @@ class Pool:
         details["phase"] = w.label or ("checking" if w.calls else "preparing")
         self._retire(w, kill=True)
         skip = "the pass did not run" if in_pass else "not checked: the worker process was lost"
-        return pair_failed(loaded, case, self.config, message, details, status, skip, seconds)
+        return task.lost(message, details, status, skip, seconds, cause)
 
 
 def run_isolated(todo: list, config, deliver: Callable[[int, list], None], workers: int = 1,
@@ -356,7 +351,7 @@ def run_isolated(todo: list, config, deliver: Callable[[int, list], None], worke
     """Check each ``(loaded_pass, case)`` of ``todo`` in worker processes; returns how many were forked."""
     if not todo:
         return 0
-    pool = Pool(todo, config, workers, grace)
+    pool = Pool([PairTask(loaded, case, config) for loaded, case in todo], workers, grace, config.timeout)
     try:
         pool.run(deliver)
     finally:

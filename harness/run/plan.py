@@ -36,8 +36,8 @@ from harness.run.profiles import available_graphs, profile
 from harness.run.scheduler import check_all
 
 __all__ = ["ENTRY", "PASS", "PIPELINE", "PARTITIONER", "RUNTIME", "Unit", "EntryUnit", "PassUnit",
-           "PipelineUnit", "PartitionerUnit", "RuntimeUnit", "Plan", "step_name", "run_entry", "plugged_units",
-           "build"]
+           "PipelineUnit", "PartitionerUnit", "RuntimeUnit", "Plan", "step_name", "entry_config", "run_entry",
+           "plugged_units", "build"]
 
 ENTRY, PASS, PIPELINE, PARTITIONER, RUNTIME = "entry", "pass", "pipeline", "partitioner", "runtime"
 
@@ -81,9 +81,13 @@ class Unit:
         """Batched kinds: this unit's pass on ``cases`` (the graphs of consecutive units of its name)."""
         raise NotImplementedError
 
+    def checked_as(self, config) -> tuple:
+        """Batched kinds: (the LoadedPass, the RunConfig) each of its pairs is checked with, as
+        :meth:`judge_together` checks them (``passgate run -j N`` hands the pairs out one by one)."""
+        raise NotImplementedError
+
 
 def _ir_items(name: str) -> list[tuple[str, str]]:
-
     return [(name, c) for c in IR_CHECK_IDS]
 
 
@@ -103,6 +107,9 @@ class EntryUnit(Unit):
     def judge_together(self, cases: list, config, tally=None) -> list:
         return run_entry(self.entry, cases, config, tally)
 
+    def checked_as(self, config) -> tuple:
+        return self.entry.loaded(), entry_config(self.entry, config)
+
 
 @dataclass(frozen=True)
 class PassUnit(Unit):
@@ -118,8 +125,10 @@ class PassUnit(Unit):
         return _ir_items(self.name)
 
     def judge_together(self, cases: list, config, tally=None) -> list:
-
         return check_all([self.loaded], cases, config, tally)
+
+    def checked_as(self, config) -> tuple:
+        return self.loaded, config
 
 
 @dataclass(frozen=True)
@@ -137,7 +146,6 @@ class PipelineUnit(Unit):
         return len(self.pipeline.steps)
 
     def items(self) -> list[tuple[str, str]]:
-
         # in IR_CHECK_IDS order: PIPELINE_CHECKS is a frozenset, whose order changes with the hash seed,
         # and every pytest-xdist worker must collect the same items in the same order
         checks = [c for c in IR_CHECK_IDS if c in PIPELINE_CHECKS]
@@ -146,7 +154,6 @@ class PipelineUnit(Unit):
         return [(step_name(p, i), c) for i in range(len(p.steps)) for c in checks] + runtime
 
     def judge(self, case, config) -> list[tuple[str, str, list]]:
-
         p = self.pipeline
         pconfig = RunConfig(stage=p.stage, timeout=config.timeout, seed=config.seed, checks=PIPELINE_CHECKS)
         finals: list = []
@@ -184,11 +191,9 @@ class PartitionerUnit(Unit):
     runtime: bool = field(default=False, compare=False)  # its lowered program through the runtime checks too
 
     def items(self) -> list[tuple[str, str]]:
-
         return [(f"partitioner.{self.name}", c) for c in PARTITIONERS[self.name].checks_with(self.runtime)]
 
     def judge(self, case, config) -> list[tuple[str, str, list]]:
-
         return [(self.graph, f"partitioner.{self.name}",
                  check_backend_partitioner(PARTITIONERS[self.name], case, self.runtime).results)]
 
@@ -343,10 +348,15 @@ def step_name(pipeline, index: int) -> str:
     return f"{pipeline.name}/{index + 1:02d}:{pipeline.steps[index].name}"
 
 
+def entry_config(e, config):
+    """``config`` for catalog entry ``e``: checks that do not apply to its construction become skips."""
+    return replace(config, skip_checks=tuple(e.skipped_checks.items()))
+
+
 def run_entry(e, cases, config, tally=None) -> list:
     """One catalog entry on its cases; checks that do not apply to its construction become skips."""
 
-    return check_all([e.loaded()], cases, replace(config, skip_checks=tuple(e.skipped_checks.items())), tally)
+    return check_all([e.loaded()], cases, entry_config(e, config), tally)
 
 
 def plugged_units(prof, seed: int) -> dict[str, list[Unit]]:
