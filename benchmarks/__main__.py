@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
-           "incremental", "reruns", "vulkan_parallel", "report_html")
+           "incremental", "reruns", "vulkan_parallel", "report_html", "run_parallel", "shards")
 SLOW = ("conformance", "incremental", "vulkan_parallel")
 TARGETS = {
     "throughput": "passgate >= 30x the checks/s of the per-test style",
@@ -42,6 +42,8 @@ TARGETS = {
     "reruns": "fewer than 3 pass calls per pass x graph pair (runs, deterministic, idempotent shared)",
     "vulkan_parallel": "passgate vulkan -j 2 >= 1.6x faster than -j 1 cold; warm reruns reuse every fusion",
     "report_html": "report.html of a full-suite-size run opens in headless Chromium in < 2 s (size, and main's, beside)",
+    "run_parallel": "passgate run -j 2 >= 1.8x faster than -j 1, same verdicts (report diff: 0 differences)",
+    "shards": "slowest of 4 shards (cut by recorded unit costs) <= 1.15x their total / 4",
 }
 
 
@@ -99,6 +101,9 @@ RUNNERS: dict[str, tuple[str, str, Callable[[argparse.Namespace, dict], tuple]]]
     "reruns": ("reruns", "figure", _context_only),
     "vulkan_parallel": ("vulkan_parallel", "figure", _context_only),
     "report_html": ("report_page", "figure", _context_only),
+    "run_parallel": ("run_parallel", "run_parallel", _context_only),
+    "shards": ("run_parallel", "shards", lambda args, got: (got.get("run_parallel") if "error" not in
+                                                           got.get("run_parallel", {}) else None,)),
 }
 
 

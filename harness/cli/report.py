@@ -7,7 +7,10 @@
 - ``render DIR`` rewrites junit.xml, summary.md and report.html from a
   results.json (after an upgrade of passgate, or for a results file someone sent);
 - ``blind RESULTS`` lists the entries whose numerics no case could judge
-  (:mod:`harness.report.blind`), with the check that blocked them.
+  (:mod:`harness.report.blind`), with the check that blocked them;
+- ``costs RESULTS... --out FILE`` keeps what each pass x graph pair took, the
+  file ``passgate run --shard I/N --shard-costs FILE`` cuts shards by
+  (:mod:`harness.run.costs`).
 
 None of these imports torch: merging 100 shards costs what reading JSON costs.
 """
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from harness.core.kinds import ExitCode
 
-__all__ = ["add_parser", "run_merge", "run_diff", "run_render", "run_blind"]
+__all__ = ["add_parser", "run_merge", "run_diff", "run_render", "run_blind", "run_costs"]
 
 
 def add_parser(sub) -> None:
@@ -64,6 +67,15 @@ def add_parser(sub) -> None:
                    "while blocked on others (default 2)")
     b.add_argument("--json", action="store_true", help="print the whole report as JSON")
     b.set_defaults(run=run_blind)
+
+    c = rsub.add_parser("costs", help="the seconds of each pass x graph pair, for --shard-costs",
+                        description="Write what each pass x graph pair took in these runs (results.json files or "
+                        "report folders: a whole run, or every shard of one) as a small costs file that "
+                        "`passgate run --shard I/N --shard-costs FILE` cuts the shards by. Exit 0; 2 on "
+                        "unreadable input.")
+    c.add_argument("sources", nargs="+", metavar="RESULTS", help="results.json files or the report folders holding them")
+    c.add_argument("--out", required=True, metavar="FILE", help="the costs file to write (e.g. reports/unit-costs.json)")
+    c.set_defaults(run=run_costs)
 
 
 def _label(path: str) -> str:
@@ -147,4 +159,16 @@ def run_blind(args) -> int:
     base = report_baseline.load(args.baseline) if args.baseline else None
     report = blind.compute(doc, base, args.few)
     print(json.dumps(report.to_json(), indent=1) if args.json else report.text())
+    return ExitCode.OK
+
+
+def run_costs(args) -> int:
+    from harness.run import costs
+
+    recorded: dict = {}
+    for source in args.sources:
+        path = Path(source) / "results.json" if Path(source).is_dir() else Path(source)
+        recorded.update(costs.read(path))
+    costs.write(recorded, args.out)
+    print(f"passgate: {len(recorded)} pass x graph costs, {sum(recorded.values()):.0f} s in all: {args.out}")
     return ExitCode.OK

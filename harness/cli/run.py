@@ -36,6 +36,10 @@ def add_parser(sub) -> None:
     add_run_arguments(p)
     add_hash_seed_option(p)
     p.add_argument("--baseline", metavar="FILE", help="gate against this baseline (e.g. reports/baseline.json)")
+    p.add_argument("--shard-costs", metavar="FILE",
+                   help="with --shard: cut the shards by the time each unit took in an earlier run (its results.json, "
+                        "or a file `passgate report costs` wrote), not by unit count; every shard must read the same "
+                        "file")
     add_incremental_arguments(p)
     p.set_defaults(run=run)
 
@@ -158,6 +162,28 @@ def incremental_of(args):
                                    reuse=getattr(args, "incremental", True), changed=changed)
 
 
+def _shard_costs(args):
+    """``--shard-costs``: units -> their recorded seconds, for the shard split; None without the option."""
+    from harness.core.errors import UsageError
+
+    path = getattr(args, "shard_costs", None)
+    if path is None:
+        return None
+    if getattr(args, "shard", None) is None:
+        raise UsageError("--shard-costs only applies with --shard I/N")
+    from harness.run import costs
+
+    recorded = costs.read(path)
+    return lambda units: costs.unit_costs(units, recorded)
+
+
+def _digest(path) -> str:
+    import hashlib
+    from pathlib import Path
+
+    return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
 def run(args) -> int:
     """``passgate run``: a one-shot process, so the cycle collector runs only where graphs are made
     (loading cases, judging: harness/core/memory.py), not over the imports and records of the rest."""
@@ -176,6 +202,7 @@ def _run(args) -> int:
     from harness.run.session import Session
 
     base = bl.load(args.baseline) if getattr(args, "baseline", None) else None  # bad baseline: exit 2 before any work
+    unit_costs = _shard_costs(args)  # a bad costs file: exit 2 before any work
     inc = incremental_of(args)  # a bad --changed-since: exit 2 before any work
     from harness.run import hashseed
 
@@ -192,13 +219,15 @@ def _run(args) -> int:
     # what the run is made of, named before a shard keeps its block: the configuration of every shard of one run
     # is the same (report merge checks it), also when a shard holds no unit of some pipeline or partitioner
     pipelines, partitioners = [x.name for x in p.pipelines], list(p.partitioners)
-    if shard:  # contiguous block I of N of the units, graph-major (fewer lowerings each)
-        p.keep(set(sharding.split(p.units(), shard, key=lambda u: (u.graph, u.kind, u.name))))
+    if shard:  # contiguous block I of N of the units, graph-major (fewer lowerings each), by count or recorded time
+        p.keep(set(sharding.split(p.units(), shard, key=lambda u: (u.graph, u.kind, u.name), costs=unit_costs)))
     session = Session(report_dir=report_dir, strict=args.strict, quiet=args.quiet,
                       resume=getattr(args, "resume", False), configuration=configuration(
         "run", profile=p.profile.name, catalogs=[c.name for c in p.catalogs], entries=[e.name for e in p.runnable],
         pipelines=pipelines, partitioners=partitioners, graphs=[s.name for s in p.specs],
         **({"hash_seed_check": True} if config.hash_seed_check else {}),
+        # shards cut by different costs do not make one run: report merge compares this too
+        **({"shard_costs": _digest(args.shard_costs)} if unit_costs is not None else {}),
         graph_selection=args.graphs or p.profile.graphs, seed=args.seed, count=args.count, timeout=args.timeout,
         strict=args.strict, baseline=getattr(args, "baseline", None), shard=shard))
     session.json_of = inc.recorded_json  # reused verdicts go into results.json as they were recorded

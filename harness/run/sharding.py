@@ -11,6 +11,11 @@ graph it touches, while a pass costs nothing to load. Every machine must see
 the same pass and graph lists (same commit, same seed), which ``merge``
 verifies.
 
+``passgate run`` cuts its units the same way; with ``--shard-costs`` the
+blocks are of near-equal recorded time instead of count
+(:mod:`harness.run.costs`), so the slowest machine of a CI matrix waits
+about as long as the others.
+
 Merging puts the records back in the order an unsharded run writes them
 (the configuration's pass order, then its graph order, checks as the runner
 emitted them), so a merged results.json equals the unsharded one apart from
@@ -19,7 +24,7 @@ timings. A missing, repeated or foreign part is a one-line usage error.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from harness.core.shards import Shard
 from harness.run.scheduler import check_all
@@ -73,10 +78,23 @@ def plan(shard: Optional[Shard], pass_names: Sequence[str], specs: Sequence) -> 
     return Plan(shard, pairs, [s for s in specs if s.name in used])
 
 
-def split(units: list, shard: Optional[Shard], key) -> list:
-    """Shard ``shard``'s contiguous block of ``units`` sorted by ``key`` (all of them without a shard)."""
+def split(units: list, shard: Optional[Shard], key, costs: Optional[Callable[[list], list]] = None) -> list:
+    """Shard ``shard``'s contiguous block of ``units`` sorted by ``key`` (all of them without a shard).
+
+    Blocks of near-equal count, or with ``costs`` (units -> seconds each, :func:`harness.run.costs.unit_costs`)
+    of near-equal cost: a unit goes to the shard its cost's midpoint falls in, so a shard's total is within
+    one unit of the mean."""
     if shard is None:
         return list(units)
     ordered = sorted(units, key=key)
-    lo, hi = shard.bounds(len(ordered))
-    return ordered[lo:hi]
+    weights = costs(ordered) if costs is not None else None
+    total = sum(weights) if weights else 0.0
+    if not total > 0:
+        lo, hi = shard.bounds(len(ordered))
+        return ordered[lo:hi]
+    out, before = [], 0.0
+    for unit, weight in zip(ordered, weights):
+        if min(shard.count, int((before + weight / 2) * shard.count / total) + 1) == shard.index:
+            out.append(unit)
+        before += weight
+    return out
