@@ -14,8 +14,13 @@ import argparse
 import sys
 from dataclasses import replace
 
-from harness.cli.check import (add_common_run_options, add_hash_seed_option, configure_cache, judge_exercised,
-                                positive_int)
+from harness.cli.check import (
+    add_common_run_options,
+    add_hash_seed_option,
+    configure_cache,
+    judge_exercised,
+    positive_int,
+)
 
 __all__ = ["add_parser", "add_run_arguments", "add_incremental_arguments", "incremental_of", "catalog_section",
            "annotate_known", "plan_of", "run"]

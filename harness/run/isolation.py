@@ -48,7 +48,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from harness.check import invoke, runner
+from harness.check import invoke
 from harness.core.results import Status
 from harness.graphs.memos import MEMOS
 from harness.run import deps
