@@ -26,6 +26,7 @@ from harness.core.results import check_ids
 from passes.triage_rule import ET, Rule
 from passes.triage_targeted import TARGETED_RULES
 from passes.triage_targeted2 import LATER_RULES
+from passes.triage_runtime import RUNTIME_RULES
 
 VK_META = ET + "backends/vulkan/patterns"
 
@@ -348,6 +349,7 @@ RULES: tuple[Rule, ...] = (
          "removes q/dq pairs around ops it does not fold too, so a float op receives int8 tensors"),
     *TARGETED_RULES,
     *LATER_RULES,
+    *RUNTIME_RULES,
 )
 
 
