@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Callable
 
 FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
-           "incremental", "reruns", "vulkan_parallel", "report_html")
-SLOW = ("conformance", "incremental", "vulkan_parallel")
+           "incremental", "reruns", "vulkan_parallel", "report_html",
+           "runtime_cost")
+SLOW = ("conformance", "incremental", "vulkan_parallel", "runtime_cost")
 TARGETS = {
     "throughput": "passgate >= 30x the checks/s of the per-test style",
     "warm_cold": "warm cache >= 5x faster than cold",
@@ -42,6 +43,7 @@ TARGETS = {
     "reruns": "fewer than 3 pass calls per pass x graph pair (runs, deterministic, idempotent shared)",
     "vulkan_parallel": "passgate vulkan -j 2 >= 1.6x faster than -j 1 cold; warm reruns reuse every fusion",
     "report_html": "report.html of a full-suite-size run opens in headless Chromium in < 2 s (size, and main's, beside)",
+    "runtime_cost": "the standard profile's runtime legs add < 15% to a cold standard run",
 }
 
 
@@ -99,6 +101,7 @@ RUNNERS: dict[str, tuple[str, str, Callable[[argparse.Namespace, dict], tuple]]]
     "reruns": ("reruns", "figure", _context_only),
     "vulkan_parallel": ("vulkan_parallel", "figure", _context_only),
     "report_html": ("report_page", "figure", _context_only),
+    "runtime_cost": ("runtime_cost", "figure", _context_only),
 }
 
 
