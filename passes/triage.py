@@ -24,9 +24,9 @@ from typing import Optional
 from harness.catalog import KnownFailure, split_config
 from harness.core.results import check_ids
 from passes.triage_rule import ET, Rule
+from passes.triage_runtime import RUNTIME_RULES
 from passes.triage_targeted import TARGETED_RULES
 from passes.triage_targeted2 import LATER_RULES
-from passes.triage_runtime import RUNTIME_RULES
 
 VK_META = ET + "backends/vulkan/patterns"
 
