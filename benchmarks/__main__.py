@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Callable
 
 FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
-           "incremental", "reruns", "vulkan_parallel", "report_html", "run_parallel", "shards")
-SLOW = ("conformance", "incremental", "vulkan_parallel")
+           "incremental", "reruns", "vulkan_parallel", "report_html", "run_parallel", "shards", "runtime_cost")
+SLOW = ("conformance", "incremental", "vulkan_parallel", "runtime_cost")
 TARGETS = {
     "throughput": "passgate >= 30x the checks/s of the per-test style",
     "warm_cold": "warm cache >= 5x faster than cold",
@@ -44,6 +44,7 @@ TARGETS = {
     "report_html": "report.html of a full-suite-size run opens in headless Chromium in < 2 s (size, and main's, beside)",
     "run_parallel": "passgate run -j 2 >= 1.8x faster than -j 1, same verdicts (report diff: 0 differences)",
     "shards": "slowest of 4 shards (cut by recorded unit costs) <= 1.15x their total / 4",
+    "runtime_cost": "the standard profile's runtime legs add < 15% to a cold standard run",
 }
 
 
@@ -104,6 +105,7 @@ RUNNERS: dict[str, tuple[str, str, Callable[[argparse.Namespace, dict], tuple]]]
     "run_parallel": ("run_parallel", "run_parallel", _context_only),
     "shards": ("run_parallel", "shards", lambda args, got: (got.get("run_parallel") if "error" not in
                                                            got.get("run_parallel", {}) else None,)),
+    "runtime_cost": ("runtime_cost", "figure", _context_only),
 }
 
 

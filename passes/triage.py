@@ -24,6 +24,7 @@ from typing import Optional
 from harness.catalog import KnownFailure, split_config
 from harness.core.results import check_ids
 from passes.triage_rule import ET, Rule
+from passes.triage_runtime import RUNTIME_RULES
 from passes.triage_targeted import TARGETED_RULES
 from passes.triage_targeted2 import LATER_RULES
 
@@ -348,6 +349,7 @@ RULES: tuple[Rule, ...] = (
          "removes q/dq pairs around ops it does not fold too, so a float op receives int8 tensors"),
     *TARGETED_RULES,
     *LATER_RULES,
+    *RUNTIME_RULES,
 )
 
 

@@ -134,16 +134,22 @@ def test_triage_explains_by_class_name_and_message():
                   "it was handed").kind == "bug"
 
 
-def test_runtime_legs_are_asked_for_not_on_by_default():
-    """Runtime units, pipeline results and the XNNPACK partitioner's runtime leg come with --runtime only: until
-    their violations are triaged into the baseline, on by default they would turn the gate red."""
+def test_the_standard_profile_has_the_case_runtime_leg_and_runtime_asks_for_every_leg():
+    """standard judges each case's own program by the runtime checks (its violations are triaged in the
+    baseline); the pipeline results and the XNNPACK partitioner's lowered program come with --runtime only, and
+    quick, --no-runtime and a narrowed run have none."""
     from harness.run import plan as plans
 
     default = plans.build("standard", graphs=["mlp"])
     asked = plans.build("standard", graphs=["mlp"], runtime=True)
-    assert not [u for u in default.units() if u.kind == plans.RUNTIME]
-    assert [u for u in asked.units() if u.kind == plans.RUNTIME]
+    assert default.runtime == ("cases",) and [u for u in default.units() if u.kind == plans.RUNTIME]
+    assert not [u for u in plans.build("standard", graphs=["mlp"], runtime=False).units() if u.kind == plans.RUNTIME]
+    assert not [u for u in plans.build("quick", graphs=["mlp"]).units() if u.kind == plans.RUNTIME]
+    assert not plans.build("standard", only=["exir.CSEPass"], graphs=["mlp"]).runtime
     checks = {c for u in default.units() if u.kind == plans.PARTITIONER for _, c in u.items()}
     assert "runtime_numerics" not in checks and "delegate_call_only" in checks
+    pipeline_items = {p for u in default.units() if u.kind == plans.PIPELINE for p, _ in u.items()}
+    assert not [p for p in pipeline_items if p.endswith("/runtime")]
     asked_checks = {c for u in asked.units() if u.kind == plans.PARTITIONER for _, c in u.items()}
     assert "runtime_numerics" in asked_checks
+    assert [p for u in asked.units() if u.kind == plans.PIPELINE for p, _ in u.items() if p.endswith("/runtime")]

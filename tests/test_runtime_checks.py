@@ -146,3 +146,29 @@ def test_memory_planning_edits_pass_every_ir_check():
     upstream = _ir_violations(MemoryPlanningRun(MemoryPlanningPass()), planned_input)  # the input's own state
     for planner in (SharedStoragePlanner(), WrongDimOrder()):
         assert _ir_violations(MemoryPlanningRun(planner), planned_input) == upstream
+
+
+def test_draws_keep_the_sample_layout_so_a_channels_last_input_is_read_as_itself(monkeypatch):
+    """A .pte reads each input in the dim order it was exported with: the generated draws of a channels-last
+    input are given in that layout (fed contiguous, the runtime read them as another tensor: corpus_77799166,
+    corpus_9ad618be failed runtime_numerics on draw random1 only)."""
+    import torch.nn.functional as F
+    from executorch.exir import to_edge
+
+    from harness.check import runtime
+
+    class Pool(torch.nn.Module):
+        def forward(self, x):
+            return F.avg_pool2d(x, 1, stride=2)
+
+    x = torch.randn(2, 4, 4, 6, generator=torch.Generator().manual_seed(0)).contiguous(
+        memory_format=torch.channels_last)
+    ep = to_edge(torch.export.export(Pool(), (x,), strict=False)).exported_program()
+    verdicts = {r.check: r for r in judge_runtime(ep, (x,), "pool", "channels_last", edge_compile_config(True, ()))}
+    assert all(verdicts[c].status is Status.PASS for c in RUNTIME_CHECK_IDS), verdicts
+    runtime.forget()
+    monkeypatch.setattr(runtime, "_strided_like", lambda sample, drawn: drawn)  # the draws as generated
+    fed_contiguous = {r.check: r for r in judge_runtime(ep, (x,), "pool", "channels_last",
+                                                        edge_compile_config(True, ()))}
+    assert fed_contiguous["runtime_numerics"].status is Status.FAIL
+    assert "draw sample" not in fed_contiguous["runtime_numerics"].message

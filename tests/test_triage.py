@@ -59,3 +59,29 @@ def test_a_set_of_op_names_meets_the_same_rule_in_any_order():
         assert next(iter(found)).kind == "precondition"
     # a set without a quantized op is not explained by the quantized rule, in any order
     assert triage("exir.ToOutVarPass", "runs", "Missing out variants: {'aten::foo', 'aten::bar'}", "g") is None
+
+
+def test_the_runtime_checks_violations_on_the_standard_cases_have_their_rule():
+    """passes/triage_runtime.py: one message per rule as the runtime leg wrote it on the standard cases; a
+    kernel the runtime lacks is by design, a mixed dim order refused with 0x12 is upstream's (its repro named),
+    and a message no runtime rule was traced on stays untriaged."""
+    from passes.triage import triage
+
+    cases = [
+        ("runtime", "runtime_runs", "this runtime registers no kernel for aten::sort.values", "corpus_33428fdd",
+         "by-design"),
+        ("runtime", "runtime_runs", "to_executorch raised RuntimeError: Missing out variants: {'torchao::"
+         "dequantize_affine'}", "targeted_vulkan_patterns2", "by-design"),
+        ("runtime", "runtime_runs", "the runtime failed (execute) on draw sample: call 1: RuntimeError: Failed to "
+         "execute method forward, error: 0x12; it stopped at op mul.out (instruction 2)", "corpus_7f0d7a1f", "bug"),
+        ("xnnpack/runtime", "runtime_runs", "to_executorch raised InternalError: Failed with error: Tensor has a "
+         "memory_format that is unsupported in ExecuTorch: torch.channels_last", "conv_bn_relu", "by-design"),
+        ("runtime", "runtime_numerics", "draw sample, call 1: the program returns 9 outputs, 5 in eager; no single "
+         "op's ETDump output differs from eager's", "targeted_exir_joint", "harness"),
+    ]
+    for pass_name, check, message, graph, kind in cases:
+        k = triage(pass_name, check, message, graph)
+        assert k is not None and k.kind == kind, (pass_name, graph)
+    assert "repro_runtime_mixed_dim_order" in triage(*cases[2][:4]).upstream
+    assert triage("runtime", "runtime_runs", "the runtime failed (execute) on draw sample: call 1: RuntimeError: "
+                  "Failed to execute method forward, error: 0x12; it stopped at op mul.out", "a_new_graph") is None

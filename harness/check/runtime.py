@@ -97,7 +97,7 @@ def judge_runtime(program, inputs: tuple, pass_name: str, graph: str, compile_co
     calls (``skip`` for a backend pipeline's result, whose ops only its
     backend runs).
     """
-    draws = input_draws(tuple(inputs), DRAWS, seed)
+    draws = [(name, _strided_like(tuple(inputs), drawn)) for name, drawn in input_draws(tuple(inputs), DRAWS, seed)]
     key = None
     if backend_config is None:
         key = f"{fingerprint.exact(program.graph_module, program)}:{_inputs_digest(draws)}:{missing}"
@@ -109,6 +109,23 @@ def judge_runtime(program, inputs: tuple, pass_name: str, graph: str, compile_co
             _MEMO.clear()
         _MEMO[key] = verdicts
     return _results(verdicts, pass_name, graph)
+
+
+def _strided_like(sample: tuple, drawn: tuple) -> tuple:
+    """``drawn`` with each tensor in its sample's memory layout. A ``.pte``'s inputs have the dim order they
+    were exported with, and the runtime reads an input's buffer in that order whatever the tensor's strides say:
+    a contiguous draw for a channels-last input is read as another tensor."""
+    return tuple(_in_layout_of(s, d) for s, d in zip(sample, drawn))
+
+
+def _in_layout_of(sample, drawn):
+    import torch
+
+    if not (isinstance(sample, torch.Tensor) and isinstance(drawn, torch.Tensor)) or sample.shape != drawn.shape:
+        return drawn
+    if drawn.stride() == sample.stride():
+        return drawn
+    return torch.empty_like(sample).copy_(drawn)
 
 
 def _isolated(judge) -> dict:

@@ -32,7 +32,7 @@ from harness.graphs import sources
 from harness.pipelines.partitioners import PARTITIONERS, check_backend_partitioner
 from harness.pipelines.pipeline import PIPELINE_CHECKS, resolve_pipeline, verify_each
 from harness.run import deps, forking
-from harness.run.profiles import available_graphs, profile
+from harness.run.profiles import RUNTIME_LEGS, available_graphs, profile
 from harness.run.scheduler import check_all
 
 __all__ = ["ENTRY", "PASS", "PIPELINE", "PARTITIONER", "RUNTIME", "Unit", "EntryUnit", "PassUnit",
@@ -214,8 +214,8 @@ class Plan:
     # entry point name (``passgate.units``) -> the units it plugged in (``vulkan``: the fusion cases)
     plugged: dict = field(default_factory=dict)
     kept: Optional[frozenset] = None  # unit keys this plan is restricted to (a shard); None: every unit
-    runtime: bool = False  # a runtime unit per case, each pipeline's result and partitioner's lowered program through
-    # the runtime checks
+    runtime: tuple = ()  # the runtime legs (harness.run.profiles.RUNTIME_LEGS): a runtime unit per case ("cases"),
+    # each pipeline's result ("pipelines") and partitioner's lowered program ("partitioners") through the runtime checks
 
     @property
     def specs_by_name(self) -> dict:
@@ -224,9 +224,10 @@ class Plan:
     def units(self) -> list[Unit]:
         out: list[Unit] = [EntryUnit(e.name, g, e) for e in self.runnable for g in self.applied.get(e.name, ())]
         out += [PassUnit(p.name, g, p) for p in self.passes for g in self.applied.get(p.name, ())]
-        out += [PipelineUnit(p.name, s.name, p, self.runtime) for p in self.pipelines for s in self.specs]
-        out += [PartitionerUnit(n, s.name, self.runtime) for n in self.partitioners for s in self.specs]
-        if self.runtime:
+        legs = self.runtime
+        out += [PipelineUnit(p.name, s.name, p, "pipelines" in legs) for p in self.pipelines for s in self.specs]
+        out += [PartitionerUnit(n, s.name, "partitioners" in legs) for n in self.partitioners for s in self.specs]
+        if "cases" in legs:
             out += [RuntimeUnit(RUNTIME, s.name) for s in self.specs]
         for units in self.plugged.values():
             out += units
@@ -403,7 +404,7 @@ def build(profile_name: str = "standard", catalogs: Optional[list] = None, only:
         for p in loaded_passes:
             applied[p.name] = [s.name for s in specs if s.name in pass_specs]
     with_plugged = plugged if plugged is not None else not (narrowed or graphs)
-    with_runtime = runtime if runtime is not None else (prof.runtime and not narrowed)
+    legs = RUNTIME_LEGS if runtime else (() if runtime is not None or narrowed else prof.runtime)
     return Plan(prof, cats, entries, runnable, skipped_slow, specs, notes, loaded_passes,
                 [resolve_pipeline(n) for n in pipeline_names], partitioner_names, applied,
-                plugged_units(prof, seed) if with_plugged else {}, runtime=with_runtime)
+                plugged_units(prof, seed) if with_plugged else {}, runtime=tuple(legs))

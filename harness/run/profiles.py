@@ -36,7 +36,7 @@ from harness.core import plugins
 from harness.core.errors import UsageError
 from harness.graphs import sources
 
-__all__ = ["SUITE_VERSION", "CORE_CATALOGS", "PIPELINE_NAMES", "PARTITIONER_NAMES", "Profile",
+__all__ = ["SUITE_VERSION", "CORE_CATALOGS", "PIPELINE_NAMES", "PARTITIONER_NAMES", "RUNTIME_LEGS", "Profile",
            "PROFILES", "profile", "available_graphs", "Workload", "suite_passes", "known_violations", "workload"]
 
 SUITE_VERSION = "2026.12.0"  # what each version added: CHANGELOG.md
@@ -44,6 +44,9 @@ SUITE_VERSION = "2026.12.0"  # what each version added: CHANGELOG.md
 CORE_CATALOGS = ("exir", "transforms", "vulkan", "xnnpack")
 PIPELINE_NAMES = ("vulkan", "xnnpack", "to_executorch")
 PARTITIONER_NAMES = ("vulkan", "xnnpack")
+# What the runtime checks judge (harness.check.runtime): each case's own edge program, each pipeline's result,
+# the XNNPACK partitioner's lowered program. `--runtime` asks for all three.
+RUNTIME_LEGS = ("cases", "pipelines", "partitioners")
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,11 @@ class Profile:
     # multiply the time of the default ``tox -e conformance`` (it waits for ``full``), and they need the
     # quantized graphs the quantized-edge entries apply to. Changing it changes SUITE_VERSION.
     certify_graphs: tuple[str, ...] = ()
-    # A runtime unit per case (its edge program through to_executorch and the ExecuTorch runtime), each
-    # pipeline's result and the XNNPACK partitioner's lowered program through the runtime checks
-    # (harness.check.runtime): `passgate run --runtime`. Off in every profile until the violations they find on the
-    # corpus are triaged into the baseline: on, they would turn every gate red at once.
-    runtime: bool = False
+    # The runtime legs (RUNTIME_LEGS) a run of the profile has unless `--runtime` / `--no-runtime` says: a leg is
+    # on once the violations it finds on the profile's graphs are triaged into reports/baseline.json (or it
+    # would turn every gate red at once). standard: the cases' own programs (docs/runtime.md has the counts);
+    # the pipeline results and the partitioner's lowered programs are measured on a slice only.
+    runtime: tuple[str, ...] = ()
 
 
 PROFILES: dict[str, Profile] = {
@@ -82,7 +85,7 @@ PROFILES: dict[str, Profile] = {
                                     "backend pipelines and partitioners, one case per Vulkan fusion recipe and the committed shrunk "
                                     "Vulkan failures: "
                                     "tox -e conformance",
-                        certify_graphs=("builtin", "zoo")),
+                        certify_graphs=("builtin", "zoo"), runtime=("cases",)),
     "full": Profile("full", (), ("builtin", "zoo", "quantized", "random"), True, PIPELINE_NAMES, random_count=25,
                     partitioners=PARTITIONER_NAMES, vulkan_count=3,
                     description="every catalog on every graph source, pipelines, partitioners, three cases per "

@@ -1,0 +1,89 @@
+"""Triage rules for the runtime checks: why a program fails ``runtime_runs`` or ``runtime_numerics``.
+
+The runtime checks (``serialize_roundtrip``, ``runtime_runs``,
+``runtime_numerics``: harness/check/runtime.py) judge a program as the
+ExecuTorch runtime of the pinned wheel runs it, so most of what they find is
+not a pass's doing: the portable kernel library's coverage (no out-variant
+kernel for an op, no emitter support for a construct), kernel checks that
+refuse a program ``to_executorch`` accepted, and the odd numeric divergence.
+They are triaged here once, by the message the check wrote, for every program
+they judge: a case's own (pass name ``runtime``), a pipeline's result
+(``xnnpack/runtime``) and a partitioner's lowered program. Each rule was traced
+on the standard profile's cases; the graphs a rule names are where it was met.
+``passes.triage.RULES`` lists these after every pass rule.
+"""
+
+from __future__ import annotations
+
+from passes.triage_rule import ET, Rule
+
+__all__ = ["RUNTIME_RULES"]
+
+_JUDGED = ("runtime", "*/runtime", "partitioner.*")  # a case's program, a pipeline's result, a lowered program
+_RUNS = ("runtime_runs",)
+_NUMERICS = ("runtime_numerics",)
+_UPSTREAM = "reports/upstream/"
+
+RUNTIME_RULES: tuple[Rule, ...] = (
+    # -- what the portable runtime of the pinned wheel does not cover ----------------------------------
+    Rule(_JUDGED, _RUNS, r"this runtime registers no kernel for",
+         "the portable kernel library the executorch wheel's runtime registers has no kernel for this out "
+         "variant (scatter_reduce.two_out, sort.values, matmul.out, im2col / col2im, max_pool3d_with_indices, "
+         "remainder.Scalar_Tensor_out, Cadence's DSP ops): the program runs only where a backend or a custom "
+         "kernel library registers it", "by-design", ET + "kernels/portable/functions.yaml"),
+    Rule(_JUDGED, _RUNS, r"Missing out variants: \{'(aten|torchao)::",
+         "the edge program keeps ops with no out variant (ops the case preserves from decomposition, such as "
+         "aten.max_pool2d, aten.pad, aten._prelu_kernel, and torchao's affine quantize ops): ToOutVarPass cannot "
+         "make them runnable by the portable runtime; only a backend that takes them runs the program",
+         "by-design", ET + "exir/passes/__init__.py (ToOutVarPass)"),
+    Rule(_JUDGED, _RUNS, r"Unsupported control flow operator: while_loop",
+         "the emitter of executorch 1.5.1 emits cond and map only: a torch.while_loop program does not reach "
+         "the runtime", "by-design", ET + "exir/emit/_emitter.py"),
+    Rule(_JUDGED, _RUNS, r"should be contiguous or channels-last",
+         "the runtime's Python bindings take input tensors in contiguous or channels-last dim order only; the "
+         "case's sample input has another layout (a transposed view)", "by-design",
+         ET + "extension/pybindings/pybindings.cpp"),
+    Rule(("xnnpack/runtime",), _RUNS, r"memory_format that is unsupported in ExecuTorch: torch.channels_last",
+         "the XNNPACK passes tag channels-last copies for the XNNPACK partitioner to take; the pipeline's result "
+         "without that partitioner keeps torch.channels_last tensors, which the emitter cannot express as a dim "
+         "order", "by-design", ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py"),
+    # -- kernels that refuse what to_executorch accepted --------------------------------------------------
+    Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op (clamp|mul|relu)\.out",
+         "InvalidArgument (0x12): the portable elementwise kernel checks that its inputs and output share one "
+         "dim order (tensors_have_same_dim_order) and refuses the mix of channels-last and contiguous tensors "
+         "the program computes and eager accepts; to_executorch does not reject it",
+         upstream=_UPSTREAM + "repro_runtime_mixed_dim_order_invalid_argument.py",
+         graphs=("corpus_464dc254", "corpus_7f0d7a1f", "targeted_layout_bn")),
+    Rule(_JUDGED, _RUNS, r"error: 0x12$", "InvalidArgument (0x12) with no op named (ETDump logged none): the "
+         "graph mixes a channels-last input with contiguous results as the mixed dim order repro does; the "
+         "instruction was not traced", upstream=_UPSTREAM + "repro_runtime_mixed_dim_order_invalid_argument.py",
+         graphs=("corpus_cabdaeb9",)),
+    Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op",
+         "InvalidArgument (0x12): a kernel's argument check refuses a program to_executorch accepted (the op is "
+         "named; the argument it refuses was not traced: a dynamic-batch executorch_prim op, max_pool2d_with_"
+         "indices with its int64 indices, dequantize_per_tensor.Tensor_out's tensor qparams)",
+         graphs=("corpus_9ba8ba0b", "corpus_ac0ffe7e", "targeted_quant_samsung2")),
+    Rule(_JUDGED, _RUNS, r"killed by SIGABRT",
+         "the runtime's process aborts while loading or running the program (a native check in a quantized "
+         "kernel); passgate keeps it a verdict; the aborting check was not traced",
+         graphs=("targeted_vulkan_qdq3",)),
+    # -- numerics -------------------------------------------------------------------------------------------
+    Rule(_JUDGED, _NUMERICS, r"output \d+ \(torch.int64, shape \(\d+, 2\)\).*no single op's ETDump output",
+         "torch.nonzero: the output's TensorSpec takes the column-major dim order of torch's fake kernel while "
+         "the portable nonzero.out kernel writes row-major, so the runtime returns the index pairs transposed",
+         upstream=_UPSTREAM + "repro_runtime_nonzero_column_major_output.py", graphs=("targeted_exir_outputs",)),
+    Rule(_JUDGED, _NUMERICS, r"the program returns \d+ outputs, \d+ in eager",
+         "a joint (training) program: its .pte returns the gradients beside the user outputs while the eager "
+         "reference of the check returns the user outputs only; passgate's comparison, to fix in "
+         "harness/check/runtime.py", "harness", graphs=("targeted_exir_joint",)),
+    Rule(_JUDGED, _NUMERICS, r"first diverging op: dequantize_per_tensor",
+         "a Q/DQ program judged with float tolerances (1e-4): the runtime's quantize kernel and torch's "
+         "decomposed reference round a few values one quantization step apart (0.004 at the output), which the "
+         "XNNPACK leg judges by SQNR instead; passgate's tolerance for quantized programs, to fix in "
+         "harness/check/runtime.py", "harness", graphs=("*_q8",)),
+    Rule(_JUDGED, _NUMERICS, r"first diverging op: ",
+         "the runtime computes otherwise than eager from the op named on (int8 remainder after aminmax, an "
+         "index_put_ into a bool buffer, a view of a mutated buffer); each is a divergence of the portable "
+         "kernels or the flow, not traced to its cause yet (no repro)",
+         graphs=("corpus_06c14c3d", "corpus_c7b3bbba", "targeted_exir_memory")),
+)
