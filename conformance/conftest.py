@@ -20,9 +20,18 @@ it. Each item carries its CheckResult in
 ``user_properties``, so the controller collects them all and writes the
 passgate report (results.json with its gate section, and its siblings).
 
+Units are handed out most likely to fail first (:mod:`harness.run.outlook`:
+failed last time, edited, new, stale, then the settled ones), so the first
+minutes of a long run say the most; the controller computes the tiers once
+and gives them to every worker, which all order their items alike. The
+terminal shows units done and left with an ETA instead of a dot per item
+(conformance/progress.py).
+
 Options: ``--passgate-profile quick|standard|full``, ``--passgate-report DIR``
 (default reports/generated/conformance), ``--passgate-baseline FILE``
-(default reports/baseline.json; ``none`` gates against nothing).
+(default reports/baseline.json; ``none`` gates against nothing),
+``--passgate-progress-every SECONDS`` (default 30), ``--passgate-dots``
+(pytest's own per-item output).
 """
 
 from __future__ import annotations
@@ -33,8 +42,10 @@ from pathlib import Path
 
 import pytest
 
+from conformance import ordering
+
 __all__ = ["ROOT", "DEFAULT_BASELINE", "pytest_addoption", "pytest_configure", "pytest_xdist_auto_num_workers",
-           "pytest_generate_tests", "worsened",
+           "pytest_configure_node", "pytest_generate_tests", "worsened", "outlooks",
            "pytest_collection_modifyitems", "incremental", "unit_results", "pytest_runtest_makereport", "pytest_runtest_logreport",
            "pytest_sessionfinish", "pytest_terminal_summary"]
 
@@ -55,6 +66,10 @@ def pytest_addoption(parser):
                     help="judge only the units whose recorded dependencies include a file changed since GITREF")
     group.addoption("--passgate-affected-by", nargs="+", metavar="FILE",
                     help="judge only the units whose recorded dependencies include one of these files")
+    group.addoption("--passgate-progress-every", type=float, default=30.0, metavar="SECONDS",
+                    help="a progress line (units done and left, ETA) every SECONDS (default 30)")
+    group.addoption("--passgate-dots", action="store_true",
+                    help="pytest's own per-item output instead of the progress lines")
 
 
 def pytest_configure(config):
@@ -62,13 +77,22 @@ def pytest_configure(config):
 
     silence_third_party()
     config._passgate_started = time.time()
+    if hasattr(config, "workerinput") or config.getoption("--passgate-dots") or config.option.verbose > 0:
+        return  # workers report to the controller; -v and --passgate-dots want pytest's per-item lines
+    from conformance.progress import ProgressReporter
+
+    config.pluginmanager.register(ProgressReporter(
+        config, units=lambda: _ordered_units(config), item_ids=lambda u: [ordering.item_id(u, p, c) for p, c in u.items()],
+        outlooks=lambda: outlooks(config), every=config.getoption("--passgate-progress-every")), "passgate-progress")
 
 
 def _plan(config):
     """The suite's plan, built once per process (collection in every xdist worker, the report on the controller)."""
     if not hasattr(config, "_passgate_plan"):
+        from harness.core.quiet import silence_third_party
         from harness.run import plan, profiles
 
+        silence_third_party()  # -n auto plans before pytest_configure: torch's and torchao's import chatter
         config._passgate_plan = plan.build(config.getoption("--passgate-profile"), passes=profiles.suite_passes())
     return config._passgate_plan
 
@@ -106,35 +130,43 @@ def pytest_generate_tests(metafunc):
         return
     p, known = _plan(metafunc.config), _known(metafunc.config)
     params, ids = [], []
-    for unit in _heaviest_kinds_first(p.units()):
+    for unit in _ordered_units(metafunc.config):
         for pass_name, check in p.items(unit):
-            marks = [pytest.mark.xdist_group(_group(unit))]
+            marks = [pytest.mark.xdist_group(ordering.group_of(unit))]
             reason = known.get((pass_name, unit.graph, check))
             if reason:  # a worsened item fails with pytest.fail, which is no Exception: raises= lets it fail
                 marks.append(pytest.mark.xfail(reason=reason, strict=False, raises=Exception))
             params.append(pytest.param((unit, pass_name, check), marks=marks))
-            ids.append(f"{pass_name}-{unit.graph}-{check}")
+            ids.append(ordering.item_id(unit, pass_name, check))
     metafunc.parametrize("conformance_item", params, ids=ids)
 
 
-def _heaviest_kinds_first(units: list) -> list:
-    """Partitioners, Vulkan recipes and pipelines (seconds per unit) before single passes (milliseconds).
-
-    xdist hands out groups in collection order: with the long units first, the
-    end of a run is many short ones that the workers share evenly, instead of
-    one worker finishing a 20 s partitioner unit while the other waits. Each
-    kind of unit ranks itself (``Unit.heaviness``).
-    """
-    return sorted(units, key=lambda u: -u.heaviness)  # stable: the plan's order within a kind
-
-
-def _batched(unit) -> bool:
-    return unit.batched
+def _ordered_units(config) -> list:
+    """The plan's units in judging order (conformance/ordering.py): the controller's tiers in a worker."""
+    if not hasattr(config, "_passgate_ordered"):
+        shared = getattr(config, "workerinput", {}).get(ordering.WORKERINPUT_KEY)
+        units = _plan(config).units()
+        config._passgate_ordered = ordering.ordered_units(
+            units, shared if shared is not None else ordering.shared_tiers(units, outlooks(config)))
+    return config._passgate_ordered
 
 
-def _group(unit) -> str:
-    """The xdist group of ``unit``: a pass's units on all its graphs run together (one worker pool per pass)."""
-    return f"{unit.kind}:{unit.name}" if _batched(unit) else unit.key
+def outlooks(config) -> dict:
+    """Unit key -> :class:`harness.run.outlook.Outlook` of every unit, from the verdict cache, once per process."""
+    if not hasattr(config, "_passgate_outlooks"):
+        from harness.run.outlook import survey
+
+        p, inc = _plan(config), incremental(config)
+        edited = ordering.edited_files(str(ROOT), inc.changed)  # the working tree's edits: their units first
+        config._passgate_outlooks = survey(inc, p, p.units(), _run_config(), known=_known(config), edited=edited)
+    return config._passgate_outlooks
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Give each xdist worker the controller's tiers, so all order their items alike."""
+    node.workerinput[ordering.WORKERINPUT_KEY] = ordering.shared_tiers(_plan(node.config).units(),
+                                                                        outlooks(node.config))
 
 
 @pytest.hookimpl(trylast=True)
@@ -210,10 +242,8 @@ def pytest_xdist_auto_num_workers(config):
     """
     import os
 
-    p = _plan(config)
-    inc = incremental(config)
-    pending = inc.pending(p, p.units(), _run_config())
-    config._passgate_pending = (len(pending), inc.estimated_seconds(pending))
+    pending = [o for o in outlooks(config).values() if not o.reusable]
+    config._passgate_pending = (len(pending), sum(o.seconds for o in pending))
     return (os.cpu_count() or 1) if config._passgate_pending[1] > PARALLEL_WORTH_S else 0
 
 
@@ -228,7 +258,8 @@ def unit_results(config, unit) -> dict:
         from harness.graphs.cases import load_cases
 
         p = _plan(config)
-        batch = [u for u in p.units() if _group(u) == _group(unit)] if _batched(unit) else [unit]
+        group = ordering.group_of(unit)
+        batch = [u for u in p.units() if ordering.group_of(u) == group] if unit.batched else [unit]
         got: dict = {u: {} for u in batch}
         by_graph = {u.graph: u for u in batch}
         # Catalog entries run in forked workers (harness/run/isolation.py): a pass that segfaults or hangs

@@ -29,7 +29,7 @@ from harness.core.results import CheckResult, Status
 from harness.run import affected, deps, parallel, verdicts
 
 __all__ = ["RAN", "REUSED", "NOT_AFFECTED", "UNRECORDED_SECONDS", "Counts", "Incremental", "case_key", "unit_record_key",
-           "lost"]
+           "own_files", "lost"]
 
 RAN, REUSED, NOT_AFFECTED = "ran", "reused", "not_affected"
 UNRECORDED_SECONDS = 2.0  # a unit never judged under its key: a catalog entry on a corpus graph takes ~0.1-3 s
@@ -86,13 +86,17 @@ class Incremental:
                 "changed_files": sorted(self.changed) if self.changed is not None else None,
                 "cache": str(self.cache.root) if self.cache is not None else None}
 
-    def _partition(self, plan, units: list, config) -> tuple:
-        """(affected.Selection of ``units``, the reusable records of the selected ones by unit key)."""
+    def selection(self, plan, units: list, config) -> affected.Selection:
+        """The static key of every unit of ``units`` (into ``keys``), and which of them a change reaches."""
         memo: dict = {}
         config_text = verdicts.config_key(config)
         for u in units:
             self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config, memo, config_text)
-        sel = affected.select(units, self.keys, self.cache, self.changed)
+        return affected.select(units, self.keys, self.cache, self.changed)
+
+    def _partition(self, plan, units: list, config) -> tuple:
+        """(affected.Selection of ``units``, the reusable records of the selected ones by unit key)."""
+        sel = self.selection(plan, units, config)
         hits: dict = {}
         if self.reuse and self.cache is not None:
             for u in sel.units:
@@ -259,7 +263,7 @@ class Incremental:
         key = self.keys.get(unit.key)
         if self.cache is None or key is None or files is None or not verdicts.cacheable(results):
             return
-        files = set(files) | _explicit(unit)
+        files = set(files) | own_files(unit)
         if self.cache.write(key, unit.key, files, results, self.run):
             self.counts.recorded += 1
 
@@ -269,7 +273,7 @@ def unit_record_key(unit) -> tuple:
     return (unit.name, unit.graph) if unit.batched else ("unit", unit.key)
 
 
-def _explicit(unit) -> set:
+def own_files(unit) -> set:
     """Files a unit depends on whatever it executed: its pass's defining module (module-level code)."""
     out: set = set()
     entry = getattr(unit, "entry", None)

@@ -301,14 +301,16 @@ class VerdictCache:
             h.update(f"{gid}:{d}\n".encode())
         return h.hexdigest()
 
+    def holds(self, rec: Record) -> bool:
+        """Does every dependency of ``rec`` still hash as recorded?"""
+        return bool(rec.groups) and self.current_digest(rec.groups) == rec.digest
+
     def hit(self, key: Optional[str]) -> Optional[Record]:
         """The record of ``key`` when every dependency still hashes as recorded; None: run the unit."""
         if key is None:
             return None
         rec = self.read(key)
-        if rec is None or not rec.groups:
-            return None
-        if self.current_digest(rec.groups) != rec.digest:
+        if rec is None or not self.holds(rec):
             return None
         try:
             rec.checked = [CheckResult.from_json(r) for r in rec.results]  # parsed once: the reuse takes these

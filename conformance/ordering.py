@@ -1,0 +1,57 @@
+"""The order of the suite's items: xdist groups, most likely to fail first, the same in every worker.
+
+pytest-xdist's ``--dist loadgroup`` hands out groups in collection order,
+so the order of the parametrized items is the order of judging. The tiers
+(:mod:`harness.run.outlook`) are computed once, on the controller, and sent
+to each worker in its ``workerinput`` (:func:`shared_tiers`): a worker that
+computed its own could see another run's records land in the shared cache
+meanwhile, and xdist stops a run whose workers collected different orders.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Optional
+
+__all__ = ["WORKERINPUT_KEY", "item_id", "group_of", "shared_tiers", "ordered_units", "edited_files"]
+
+WORKERINPUT_KEY = "passgate_tiers"
+
+
+def item_id(unit, pass_name: str, check: str) -> str:
+    """The parameter id of one item (what JUnit XML and ``-k`` name): pass, graph and check."""
+    return f"{pass_name}-{unit.graph}-{check}"
+
+
+def group_of(unit) -> str:
+    """The xdist group of ``unit``: a pass's units on all its graphs run together (one worker pool per pass)."""
+    return f"{unit.kind}:{unit.name}" if unit.batched else unit.key
+
+
+def shared_tiers(units: list, outlooks: dict) -> tuple:
+    """(the commonest tier, group -> tier of the other groups): the order's whole input, small enough to send."""
+    from harness.run.outlook import group_tiers
+
+    tiers = group_tiers(units, outlooks, group_of)
+    default = Counter(tiers.values()).most_common(1)[0][0] if tiers else 0
+    return default, {g: t for g, t in tiers.items() if t != default}
+
+
+def ordered_units(units: list, shared: tuple) -> list:
+    """``units`` in judging order, from :func:`shared_tiers`' output (heavier kinds first within a tier)."""
+    from harness.run.outlook import ordered
+
+    default, tiers = shared
+    return ordered(units, tiers, group_of, default)
+
+
+def edited_files(root: str, changed: Optional[set]) -> set:
+    """The files edited in the working tree at ``root`` against HEAD (untracked ones too), and ``changed``."""
+    from harness.core.errors import UsageError
+    from harness.run import affected
+
+    try:
+        edited = affected.changed_since("HEAD", root)
+    except UsageError:  # not a git checkout: no edits to know of
+        edited = set()
+    return edited | set(changed or ())

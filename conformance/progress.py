@@ -1,0 +1,134 @@
+"""The conformance suite's terminal: a progress line in units with an ETA, and each failure as it happens.
+
+Why not pytest's own output: a standard run is some 290,000 items, a line
+of dots per 80 of them with a percent, for an hour on a cold cache, with no
+count of what is judged (a unit: one pass on one graph), no ETA and no
+failure until the end. This plugin, on the xdist controller (or the one
+process without xdist), blanks the per-item letters and writes instead:
+
+- a headline when the items are known: units, how many of each tier of
+  :mod:`harness.run.outlook` come first, and the recorded work to do;
+- every ``--passgate-progress-every`` seconds (default 30), units done,
+  units left, failures so far and an ETA (:class:`harness.run.progress.Progress`);
+- each failing item on its own line when its report arrives;
+- a last line with the units done and the wall time.
+
+Plain lines, no carriage returns: CI logs and tox keep them as they are.
+``--passgate-dots`` (or ``-v``) gives pytest's own output back.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import pytest
+
+__all__ = ["MAX_FAILURE_LINES", "ProgressReporter", "param_id"]
+
+MAX_FAILURE_LINES = 50  # after these, failures are only counted (the summary lists them all)
+
+
+def param_id(nodeid: str) -> str:
+    """The parameter id of an item's node id (``...::test_check[ID]`` or, under loadgroup, ``[ID]@group``)."""
+    return nodeid[nodeid.find("[") + 1:nodeid.rfind("]")]
+
+
+class ProgressReporter:
+    """Counts item reports into units and writes the progress lines (see the module docstring).
+
+    ``units()`` gives the plan's units in item order, ``item_ids(unit)`` the
+    parameter ids of a unit's items, ``outlooks()`` the unit key ->
+    :class:`harness.run.outlook.Outlook` of the run: called once, when the
+    items are known, so nothing is computed when the run never gets there.
+    """
+
+    def __init__(self, config, units: Callable, item_ids: Callable, outlooks: Callable, every: float):
+        self.config = config
+        self.units, self.item_ids, self.outlooks = units, item_ids, outlooks
+        self.every = every
+        self.progress = None
+        self.unit_of: dict = {}  # parameter id -> unit key
+        self.failures = 0
+        self._last = 0.0
+
+    @property
+    def _tr(self):
+        return self.config.pluginmanager.get_plugin("terminalreporter")
+
+    def _write(self, line: str) -> None:
+        tr = self._tr
+        if tr is not None:
+            tr.write_line(line)
+            tr.flush()
+
+    def _start(self, ids: list) -> None:
+        """The run's items are known (``ids``: their parameter ids): map them to units and write the headline."""
+        from harness.run.outlook import TIER_NAMES
+        from harness.run.progress import Progress, duration
+
+        wanted = set(ids)
+        items_left: dict = {}
+        for unit in self.units():
+            for pid in self.item_ids(unit):
+                if pid in wanted:
+                    self.unit_of[pid] = unit.key
+                    items_left[unit.key] = items_left.get(unit.key, 0) + 1
+        outlooks = self.outlooks()
+        seconds = {k: outlooks[k].seconds for k in items_left if k in outlooks}
+        workers = int(getattr(self.config.option, "numprocesses", 0) or 0)
+        self.progress = Progress(items_left, seconds, workers=max(1, workers))
+        tiers = [0] * len(TIER_NAMES)
+        for k in items_left:
+            if k in outlooks:
+                tiers[outlooks[k].tier] += 1
+        first = ", ".join(f"{n:,} {name}" for name, n in zip(TIER_NAMES[:-1], tiers[:-1]) if n) or "none"
+        work = self.progress.total_seconds
+        self._write(f"passgate: {len(items_left):,} units in {len(ids):,} items; judged first: {first}; "
+                    f"{tiers[-1]:,} settled (reused) | ~{duration(work)} of recorded work"
+                    f"{f' over {workers} workers' if workers > 1 else ''}")
+
+    def pytest_collection_finish(self, session) -> None:
+        """Without xdist: the items are this process's."""
+        if self.progress is None and not hasattr(self.config, "workerinput"):
+            self._start([param_id(item.nodeid) for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids) -> None:
+        """With xdist: every worker collects the same items; the first to finish names them."""
+        if self.progress is None:
+            self._start([param_id(i) for i in ids])
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(self, report, config):
+        """No letter per item: the progress line stands for them (the category still counts in the summary)."""
+        category, _letter, _word = yield
+        return category, "", ""
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.failed and report.when in ("setup", "call", "teardown"):
+            self._failed(report)
+        if report.when != "teardown" or self.progress is None:
+            return
+        now = time.monotonic()
+        self.progress.item(self.unit_of.get(param_id(report.nodeid)), now)
+        if now - self._last >= self.every:
+            self._last = now
+            self._write(self.progress.line(now))
+
+    def _failed(self, report) -> None:
+        self.failures += 1
+        if self.progress is not None:
+            self.progress.failed = self.failures
+        if self.failures > MAX_FAILURE_LINES:
+            return
+        crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+        message = crash.message if crash is not None else str(report.longrepr or "").strip().splitlines()[-1:]
+        message = (message if isinstance(message, str) else " ".join(message)).splitlines()[0] if message else ""
+        more = " (further failures are counted, not listed here)" if self.failures == MAX_FAILURE_LINES else ""
+        self._write(f"passgate: FAILED {param_id(report.nodeid)} ({report.when}): {message[:200]}{more}")
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session) -> None:
+        if self.progress is not None:
+            self._write(self.progress.summary(time.monotonic()))
