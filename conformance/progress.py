@@ -122,9 +122,9 @@ class ProgressReporter:
             self.progress.failed = self.failures
         if self.failures > MAX_FAILURE_LINES:
             return
-        crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
-        message = crash.message if crash is not None else str(report.longrepr or "").strip().splitlines()[-1:]
-        message = (message if isinstance(message, str) else " ".join(message)).splitlines()[0] if message else ""
+        crash = getattr(report.longrepr, "reprcrash", None)  # the exception's message, without the traceback
+        text = crash.message if crash is not None else str(report.longrepr or "")
+        message = next((line.strip() for line in text.splitlines() if line.strip()), "")
         more = " (further failures are counted, not listed here)" if self.failures == MAX_FAILURE_LINES else ""
         self._write(f"passgate: FAILED {param_id(report.nodeid)} ({report.when}): {message[:200]}{more}")
 

@@ -157,7 +157,7 @@ def _conformance(cache: Path, report: Path, *extra) -> subprocess.CompletedProce
     return subprocess.run([sys.executable, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider",
                            "-p", "no:logging", "--no-header", "--passgate-profile", "quick",
                            "--passgate-baseline", "none", "--passgate-report", str(report),
-                           "--junitxml", str(report / "junit.xml"), "--dist", "loadgroup",
+                           "--junitxml", str(report.parent / f"{report.name}-pytest.xml"), "--dist", "loadgroup",
                            "-k", "exir.CSEPass or exir.ToOutVarPass", *extra],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500)
 
@@ -181,12 +181,12 @@ def test_the_suite_prints_units_and_an_eta_and_judges_last_times_failures_first(
     assert "passgate: FAILED exir.ToOutVarPass-" in out
     assert not any(set(line.strip()) <= set(".sxXF") and line.strip() for line in out.splitlines())  # no dots
     assert "Failed to load" not in first.stderr and "_pytree" not in first.stderr
-    cases = ET.parse(tmp_path / "r1" / "junit.xml").getroot().iter("testcase")
+    cases = ET.parse(tmp_path / "r1-pytest.xml").getroot().iter("testcase")
     names = {c.get("name") for c in cases}
     assert any(n.startswith("test_check[exir.ToOutVarPass-mlp-meta_stack_trace]") for n in names), sorted(names)[:5]
 
     second = _conformance(cache, tmp_path / "r2", "-n", "1")
     assert second.returncode == 1, second.stdout[-3000:]
     assert "failed last time" in second.stdout, second.stdout[-3000:]
-    order = [c.get("name") for c in ET.parse(tmp_path / "r2" / "junit.xml").getroot().iter("testcase")]
+    order = [c.get("name") for c in ET.parse(tmp_path / "r2-pytest.xml").getroot().iter("testcase")]
     assert order[0].startswith("test_check[exir.ToOutVarPass-"), order[:3]  # one worker: the collection order

@@ -26,6 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
+from harness.run import deps
 from harness.run.incremental import UNRECORDED_SECONDS, own_files
 
 __all__ = ["FAILED", "EDITED", "NEW", "STALE", "SETTLED", "TIER_NAMES", "Outlook", "survey", "group_tiers",
@@ -63,6 +64,7 @@ def survey(inc, plan, units: list, config, known: Iterable = frozenset(),
     """Unit key -> :class:`Outlook` for ``units`` of ``plan`` judged under ``config`` by ``inc``
     (a :class:`harness.run.incremental.Incremental`). Units no changed file reaches (``inc.changed``) are
     settled: they will not be judged. ``known``: (pass, graph, check) of the baseline's violations."""
+    deps.forget_hashes()  # files may have changed since this process last hashed them
     selection = inc.selection(plan, units, config)
     out = {u.key: Outlook(SETTLED, 0.0, True) for u in selection.not_affected}
     known = set(known)
