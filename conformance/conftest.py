@@ -90,9 +90,10 @@ def _plan(config):
     """The suite's plan, built once per process (collection in every xdist worker, the report on the controller)."""
     if not hasattr(config, "_passgate_plan"):
         from harness.core.quiet import silence_third_party
+
+        silence_third_party()  # before torch and torchao import: -n auto plans before pytest_configure silences
         from harness.run import plan, profiles
 
-        silence_third_party()  # -n auto plans before pytest_configure: torch's and torchao's import chatter
         config._passgate_plan = plan.build(config.getoption("--passgate-profile"), passes=profiles.suite_passes())
     return config._passgate_plan
 

@@ -190,3 +190,12 @@ def test_the_suite_prints_units_and_an_eta_and_judges_last_times_failures_first(
     assert "failed last time" in second.stdout, second.stdout[-3000:]
     order = [c.get("name") for c in ET.parse(tmp_path / "r2-pytest.xml").getroot().iter("testcase")]
     assert order[0].startswith("test_check[exir.ToOutVarPass-"), order[:3]  # one worker: the collection order
+
+
+def test_the_start_up_chatter_of_the_dependencies_stays_out_of_the_terminal(tmp_path, passgate_cache):
+    """``-n auto`` (what tox passes) plans before pytest_configure: torch and torchao are imported there, and
+    their warnings (torchao's 'Failed to load ... .so', torch's pytree deprecation) must not reach the terminal."""
+    proc = _conformance(Path(passgate_cache), tmp_path / "r", "-n", "auto", "-k", "no_item_has_this_name")
+    assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-2000:]  # nothing selected: pytest's status
+    assert "passgate: 0 units in 0 items" in proc.stdout
+    assert proc.stderr.strip() == "", proc.stderr[-2000:]
