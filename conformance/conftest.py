@@ -172,27 +172,9 @@ def pytest_configure_node(node):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """Suffix each item's node id with its group, which is what ``--dist loadgroup`` schedules by.
-
-    pytest-xdist 3.8 does this in its workers by assigning ``item._nodeid``,
-    which pytest 9 no longer reads (the id lives in ``item._id``): every item
-    became its own group, the items of one pass landed on both workers and
-    each judged the pass (measured: -n 2 no faster than -n 1). Harmless once
-    xdist catches up: an id that already carries a group is left alone.
-    """
-    if not getattr(config.option, "loadgroup", False):
-        return  # set in xdist workers under --dist loadgroup
-    for item in items:
-        mark = item.get_closest_marker("xdist_group")
-        if not mark or not mark.args or "@" in item.nodeid.rpartition("]")[2]:
-            continue
-        grouped = f"{item.nodeid}@{mark.args[0]}"
-        if hasattr(item, "_id"):  # pytest >= 9
-            from _pytest.nodeid import coerce_node_id
-
-            item._id = coerce_node_id(grouped)
-        else:
-            item._nodeid = grouped
+    """Suffix each item's node id with its group, which is what ``--dist loadgroup`` schedules by."""
+    if getattr(config.option, "loadgroup", False):  # set in xdist workers under --dist loadgroup
+        ordering.suffix_groups(items)
 
 
 _UNITS: dict = {}
