@@ -184,7 +184,6 @@ def test_the_suite_prints_units_and_an_eta_and_judges_last_times_failures_first(
     cases = ET.parse(tmp_path / "r1-pytest.xml").getroot().iter("testcase")
     names = {c.get("name") for c in cases}
     assert any(n.startswith("test_check[exir.ToOutVarPass-mlp-meta_stack_trace]") for n in names), sorted(names)[:5]
-    assert all(n.endswith(("@entry:exir.CSEPass", "@entry:exir.ToOutVarPass")) for n in names)  # loadgroup's groups
 
     second = _conformance(cache, tmp_path / "r2", "-n", "1")
     assert second.returncode == 1, second.stdout[-3000:]
