@@ -101,9 +101,10 @@ class ProgressReporter:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_teststatus(self, report, config):
-        """No letter per item: the progress line stands for them (the category still counts in the summary)."""
-        category, _letter, _word = yield
-        return category, "", ""
+        """No letter per item: the progress line stands for them. The category still counts in the summary, and the
+        word stays: the short test summary (``-r``) spells each line with it (``FAILED <node id>``)."""
+        category, _letter, word = yield
+        return category, "", word
 
     def pytest_runtest_logreport(self, report) -> None:
         if report.failed and report.when in ("setup", "call", "teardown"):
