@@ -121,7 +121,7 @@ def test_contexts_finds_shrinks_and_reproduces(kind, tmp_path, passgate_cache):
     for failure in target["failures"]:
         label = failure["contexts"] + ","
         assert any(w in label for w in wanted), failure
-        assert label.count("=") <= 2, failure
+        assert label.count("=") <= 3, failure  # of the 8 families: the shrink keeps the ones it needs, give or take one
     failure = target["failures"][0]
     rec = next(r for r in doc["results"] if r["graph"] == failure["graph"] and r["check"] == failure["check"])
     assert rec["status"] in ("fail", "error") and rec["details"]["shrink"]["reproduced"]
