@@ -10,6 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # broken_passes and other test helpers
+if str(ROOT) not in sys.path:
+    sys.path.append(str(ROOT))  # benchmarks/ (not an installed package) for the tests of the chaos campaign
 
 
 @pytest.fixture(scope="session", autouse=True)
