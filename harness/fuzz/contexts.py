@@ -254,13 +254,16 @@ class Combo:
     quant: str = "float"  # "float" or a flow's name
     neighbour: str = "absent"
 
+    def non_plain(self) -> list:
+        """``family=value`` of each context that is not its family's plain one, in family order."""
+        base = plain(self.op)
+        return [f"{f.name}={getattr(self, f.name)}" for f in fields(self)[1:]
+                if getattr(self, f.name) != getattr(base, f.name)]
+
     @property
     def label(self) -> str:
         """``relu[users=several,argform=keyword]``: the op and its non-plain contexts."""
-        base = plain(self.op)
-        diff = [f"{f.name}={getattr(self, f.name)}" for f in fields(self)[1:]
-                if getattr(self, f.name) != getattr(base, f.name)]
-        return f"{'>'.join(self.op)}[{','.join(diff)}]"
+        return f"{'>'.join(self.op)}[{','.join(self.non_plain())}]"
 
     def contexts(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)[1:]}

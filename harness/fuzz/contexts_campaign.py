@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Optional
 
 from harness.core.config import RunConfig
-from harness.fuzz.contexts import plain
 from harness.fuzz.contexts_run import ContextSearch, KeepReason, rewritten_items
 
 __all__ = ["ContextCampaign", "by_context", "render_contexts_table"]
@@ -162,8 +161,7 @@ def by_context(searches: list) -> dict:
     for s in searches:
         for k in s.kept:
             kills = sum(int(m.group(1)) for r in k.reasons for m in [_KILLS.search(r)] if m)
-            base = plain(k.graph.combo.op)
-            held = [f"{f}={v}" for f, v in k.graph.combo.contexts().items() if v != getattr(base, f)] or ["plain"]
+            held = k.graph.combo.non_plain() or ["plain"]
             for key in held:
                 row = tally.setdefault(key, {"kept": 0, "mutants_killed": 0})
                 row["kept"] += 1
