@@ -215,6 +215,54 @@ def test_extending_a_campaign_with_a_graph_judges_only_its_undetected_mutants_th
     assert new["sample"]["cases"] == ["mut_one_user", "mut_two_users"]
 
 
+def _generated(name: str, fn):
+    """``fn``'s case as a generated corpus graph would be (source ``corpus``, not a ``targeted_`` name)."""
+    from dataclasses import replace
+
+    return replace(_spec(name, fn), source="corpus")
+
+
+def test_the_generated_graphs_score_is_kept_apart_and_judged_first():
+    """The generated cases are judged first: what they alone detect is each outcome's ``alone``, and the report's
+    ``generated_alone`` score; a mutant only a hand-written graph kills is detected by the suite, not by them."""
+    from harness.core.config import RunConfig
+    from harness.mutate.campaign import Settings
+    from harness.mutate.driver import run_campaign
+    from harness.mutate.report import document, render
+
+    target, guard = _fold_target_and_guard()
+    specs = [_spec("mut_two_users", _two_users), _generated("corpus_one_user", _one_user)]
+    doc = document(run_campaign([target], specs, Settings(sample=500, entries=1), RunConfig(), isolate=False))
+    by_id = {m["id"]: m for m in doc["mutants"]}
+    assert by_id[guard.id]["status"] == "killed" and by_id[guard.id]["alone"] == "not_reached"
+    killed = [m for m in doc["mutants"] if m["status"] == "killed"]
+    assert killed and {m["alone"] for m in killed} >= {"killed", "not_reached"}
+    assert all(m["killed_by"]["graph"] == "corpus_one_user" for m in killed if m["alone"] == "killed")
+    alone, whole = doc["generated_alone"], doc["score"]
+    assert alone["killed"] == sum(m["alone"] == "killed" for m in doc["mutants"]) and alone["score"] < whole["score"]
+    assert "The generated graphs alone" in render(doc)
+
+
+def test_extending_with_a_generated_graph_judges_again_what_only_hand_written_ones_detected():
+    from harness.core.config import RunConfig
+    from harness.mutate.campaign import Settings
+    from harness.mutate.driver import extend_campaign, run_campaign
+    from harness.mutate.report import document
+
+    target, guard = _fold_target_and_guard()
+    old = document(run_campaign([target], [_spec("mut_one_user", _one_user)], Settings(sample=500, entries=1),
+                                RunConfig(), isolate=False))
+    assert old["generated_alone"]["killed"] == 0 and old["score"]["killed"] > 0
+    new = document(extend_campaign(old, [target], [_generated("corpus_two_users", _two_users)], RunConfig(),
+                                   isolate=False))
+    before = {m["id"]: m for m in old["mutants"]}
+    for m in new["mutants"]:
+        if before[m["id"]]["status"] == "killed":  # the suite's verdict stays, with the graph that gave it
+            assert m["status"] == "killed" and m["killed_by"] == before[m["id"]]["killed_by"]
+    assert {m["id"]: m for m in new["mutants"]}[guard.id]["alone"] == "killed"
+    assert new["generated_alone"]["killed"] > 0
+
+
 def test_fuzz_contexts_keeps_a_graph_that_kills_a_surviving_mutant(tmp_path):
     """``passgate fuzz --contexts --mutants``: a campaign on the built-in graphs never reaches the per-user branch of
     a relu rewrite (no relu there has two users), so an off-by-one bound in it survives; the context search draws

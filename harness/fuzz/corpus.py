@@ -39,7 +39,7 @@ from harness.core.errors import UsageError
 from harness.core.io import atomic_write_bytes
 
 __all__ = ["INDEX", "KEPT_TITLE", "COVERS_TITLE", "Entry", "corpus_name", "program_code", "render", "write", "write_kept", "read",
-           "statements_of", "spec_from_text", "load_dir", "show"]
+           "statements_of", "spec_from_text", "load_dir", "show", "is_generated", "is_generated_name"]
 
 INDEX = "index.json"
 TARGETED_PREFIX = "targeted_"
@@ -192,11 +192,22 @@ def spec_from_text(name: str, text: str, source: str = "corpus", filename: Optio
         return ModelInputs(model, inputs, dynamic_shapes)
 
     statements = statements_of(text)
-    # ``targeted_<topic>.py``: written by hand for entries no generated graph made change (its docstring says which)
-    origin = "hand-written" if name.startswith(TARGETED_PREFIX) else "generated"
+    origin = "generated" if is_generated_name(name) else "hand-written"
     return CaseSpec(name=name, source=source, build=build, definition=text, tags=frozenset(tags),
                     description=f"{statements} statements{', dynamic batch' if dynamic else ''} ({origin})",
                     preserve_ops=declared_preserve_ops(text))
+
+
+def is_generated_name(name: str) -> bool:
+    """A corpus file name of a drawn (distilled or context) graph; ``targeted_<topic>.py`` ones are written by hand
+    for entries no generated graph made change (their docstring says which)."""
+    return not name.startswith(TARGETED_PREFIX)
+
+
+def is_generated(spec) -> bool:
+    """A case from a corpus folder that a generator drew, not one written by hand (built-in, quantized, zoo and
+    ``targeted_*`` graphs are hand-written)."""
+    return spec.source == "corpus" and is_generated_name(spec.name)
 
 
 def _declared(text: str, variable: str) -> tuple[str, ...]:

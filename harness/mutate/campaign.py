@@ -23,6 +23,13 @@ in turn, until one kills it:
 Score = (killed + timed_out) / (all - equivalent - not_applied), the
 standard definition with undetectable mutants left out, and it comes with
 its sample: the mutants and entries drawn, the seed, the cases.
+
+Each outcome also says what the *generated* cases alone (the corpus's drawn,
+distilled and context graphs, not the hand-written ones) made of the mutant
+(:attr:`Outcome.alone`): they are judged first, so the same campaign gives
+the generator's own score at no extra cost. A hand-written graph per
+survivor teaches the suite that mutant; the generator's figure says whether
+it would find the next one.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from harness.mutate.operators import Mutant, mutants_of
 from harness.mutate.overlay import NotApplied, apply, source_of
 
 __all__ = ["OUTCOMES", "DETECTED", "INERT", "Settings", "CaseRun", "Reference", "Outcome", "sample_entries", "owned", "sample_mutants",
-           "reference", "judge", "score", "group_scores", "failed_outcome"]
+           "reference", "judge", "merged", "score", "group_scores", "failed_outcome"]
 
 OUTCOMES = ("killed", "timed_out", "survived", "equivalent", "not_reached", "not_applied")
 DETECTED = ("killed", "timed_out")
@@ -100,11 +107,13 @@ class Outcome:
     killed_by: dict = field(default_factory=dict)  # graph, check, kind (new | worsened), message
     seconds: float = 0.0
     note: str = ""
+    alone: str = ""
+    """The status the generated cases alone give it (same vocabulary; "" in a report from before the split)."""
 
     def to_json(self) -> dict:
         return {**self.mutant.to_json(), "entry": self.entry, "catalog": self.catalog, "status": self.status,
                 "cases": self.cases, "killed_by": self.killed_by, "seconds": round(self.seconds, 3),
-                "note": self.note}
+                "note": self.note, "alone": self.alone}
 
 
 def _catalog_of(target) -> str:
@@ -234,11 +243,13 @@ def _known(results: list):
                      for r in results if r.is_violation()])
 
 
-def judge(mutant: Mutant, target, ref: Reference, cases: dict, config: RunConfig) -> Outcome:
-    """Put ``mutant`` in place (in this process: call it in a forked child) and run the entry where it is reached."""
+def judge(mutant: Mutant, target, ref: Reference, cases: dict, config: RunConfig,
+          generated: frozenset = frozenset()) -> Outcome:
+    """Put ``mutant`` in place (in this process: call it in a forked child) and run the entry where it is reached,
+    the ``generated`` cases first."""
     started = time.perf_counter()
-    out = Outcome(mutant, target.name, _catalog_of(target), "not_reached")
-    reached = ref.reaching(mutant)
+    out = Outcome(mutant, target.name, _catalog_of(target), "not_reached", alone="not_reached")
+    reached = sorted(ref.reaching(mutant), key=lambda r: r.graph not in generated)  # stable: case order kept
     out.cases = [r.graph for r in reached]
     if not reached:
         return out
@@ -248,19 +259,45 @@ def judge(mutant: Mutant, target, ref: Reference, cases: dict, config: RunConfig
         out.status, out.note = "not_applied", str(exc)
         return out
     try:
-        _judge_reached(out, target, reached, cases, _narrowed(target, config, ref.timeout))
+        _judge_reached(out, target, reached, cases, _narrowed(target, config, ref.timeout),
+                       sum(r.graph in generated for r in reached))
     finally:
         undo()  # a forked child dies with its mutant anyway; in-process (--no-isolation) the next one starts clean
     out.seconds = time.perf_counter() - started
     return out
 
 
-def _judge_reached(out: Outcome, target, reached: list, cases: dict, config: RunConfig) -> None:
-    """The entry on each reaching case in turn, each gated against the unmutated run's verdicts there."""
+@dataclass
+class _Tally:
+    """What the cases judged so far, none of which killed the mutant, say of it."""
+
+    same: bool = True
+    timed_out: bool = False
+    inert: bool = True
+    judged: int = 0
+
+    def add(self, results: list, signature: str, reference: str) -> None:
+        runs = next((r for r in results if r.check == "runs"), None)
+        self.timed_out |= bool(runs and runs.status is Status.FAIL and "timed out" in runs.message)
+        self.same &= signature == reference
+        self.inert &= not any((runs.details.get("changed") or {}).values()) if runs else True
+        self.judged += 1
+
+    def status(self) -> str:
+        if not self.judged:
+            return "not_reached"
+        return "timed_out" if self.timed_out else ("equivalent" if self.same else "survived")
+
+
+def _judge_reached(out: Outcome, target, reached: list, cases: dict, config: RunConfig, generated: int = 0) -> None:
+    """The entry on each reaching case in turn, each gated against the unmutated run's verdicts there; the first
+    ``generated`` cases are the generated ones, whose verdict alone is :attr:`Outcome.alone`."""
     from harness.report.baseline import gate
 
-    same, timed_out, inert = True, False, True
-    for run in reached:
+    tally = _Tally()
+    for i, run in enumerate(reached):
+        if i == generated:
+            out.alone = tally.status()
         results, signature = _run_once(target, cases[run.graph], config)
         verdict = gate([r for r in results if r.check in MUST], _known(run.results))
         failing = verdict.regressions + verdict.worsened
@@ -271,31 +308,42 @@ def _judge_reached(out: Outcome, target, reached: list, cases: dict, config: Run
             out.killed_by = {"graph": run.graph, "check": first["check"],
                              "kind": "worsened" if first in verdict.worsened else "new",
                              "message": (first.get("now") or first.get("message") or "")[:300]}
+            if i < generated:
+                out.alone = out.status
             return
-        runs = next((r for r in results if r.check == "runs"), None)
-        timed_out |= bool(runs and runs.status is Status.FAIL and "timed out" in runs.message)
-        same &= signature == run.signature
-        inert &= not any((runs.details.get("changed") or {}).values()) if runs else True
-    out.status = "timed_out" if timed_out else ("equivalent" if same else "survived")
-    if out.status == "survived" and inert:
+        tally.add(results, signature, run.signature)
+    out.status = tally.status()
+    if generated >= len(reached):
+        out.alone = out.status
+    if out.status == "survived" and tally.inert:
         out.note = INERT
 
 
-def score(outcomes: list[Outcome]) -> dict:
-    """Counts per outcome and the score over non-equivalent, applied mutants."""
+def merged(was: str, now: str) -> str:
+    """One mutant's status over two sets of cases, from its status on each: detected on either is detected, a
+    changed program on either is a survivor, unchanged on every case that reached it is equivalent."""
+    for status in ("killed", "timed_out", "survived", "equivalent"):
+        if status in (was, now):
+            return status
+    return was or now
+
+
+def score(outcomes: list[Outcome], alone: bool = False) -> dict:
+    """Counts per outcome and the score over non-equivalent, applied mutants (``alone``: the generated cases')."""
     counts = {k: 0 for k in OUTCOMES}
     for o in outcomes:
-        counts[o.status] += 1
+        status = (o.alone or "not_reached") if alone else o.status
+        counts["not_applied" if o.status == "not_applied" else status] += 1
     judged = len(outcomes) - counts["equivalent"] - counts["not_applied"]
     detected = counts["killed"] + counts["timed_out"]
     return {"mutants": len(outcomes), **counts, "score": round(100.0 * detected / judged, 1) if judged else None}
 
 
-def group_scores(outcomes: list[Outcome], key: Callable[[Outcome], str]) -> dict:
+def group_scores(outcomes: list[Outcome], key: Callable[[Outcome], str], alone: bool = False) -> dict:
     groups: dict[str, list] = {}
     for o in outcomes:
         groups.setdefault(key(o), []).append(o)
-    return {k: score(v) for k, v in sorted(groups.items())}
+    return {k: score(v, alone) for k, v in sorted(groups.items())}
 
 
 def failed_outcome(pair: tuple, why: str) -> Outcome:

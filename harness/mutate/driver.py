@@ -46,6 +46,13 @@ class Campaign:
         return [o for o in self.outcomes if o is not None]
 
 
+def _generated(specs: list) -> frozenset:
+    """The names of the generated cases among ``specs`` (judged first; their verdict alone is kept apart)."""
+    from harness.fuzz.corpus import is_generated
+
+    return frozenset(s.name for s in specs if is_generated(s))
+
+
 def _cases_for(target, specs: list, by_name: dict) -> list:
     return [by_name[s.name] for s in specs if target.applies(s)]
 
@@ -113,8 +120,9 @@ def run_campaign(targets: list, specs: list, settings: Settings, config: RunConf
             camp.seconds = time.perf_counter() - started
             saved(camp)
 
+    generated = _generated(specs)
     evaluate([pairs[i] for i in todo],
-             lambda p: judge(p[1], p[0], camp.references[p[0].name], by_name, config),
+             lambda p: judge(p[1], p[0], camp.references[p[0].name], by_name, config, generated),
              failed_outcome, workers=workers, isolate=isolate, limit=900.0, done=done)
     camp.complete = True
     camp.seconds = time.perf_counter() - started
@@ -142,9 +150,10 @@ def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *,
     """An earlier campaign (its mutation.json) with graphs ``added``: only its undetected mutants are judged again,
     on the added cases alone. Sound because adding cases changes no verdict on the old ones: a detected mutant stays
     detected; a survivor is killed when an added case kills it; an equivalent one survives when an added case
-    shows its program changed."""
+    shows its program changed. The same holds of the generated cases' own verdict (:attr:`Outcome.alone`): a
+    mutant only the hand-written graphs detected is judged again for it."""
     from harness.fuzz.workers import evaluate
-    from harness.mutate.campaign import INERT, Outcome
+    from harness.mutate.campaign import INERT, Outcome, merged
 
     started = time.perf_counter()
     s = old["sample"]
@@ -157,22 +166,28 @@ def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *,
     camp.outcomes, todo = [], []
     for (t, m), before in zip(pairs, old["mutants"]):
         kept = Outcome(m, t.name, t.catalog or "pass", before["status"], list(before["cases"]),
-                       dict(before["killed_by"]), before["seconds"], before["note"])
+                       dict(before["killed_by"]), before["seconds"], before["note"], before.get("alone", ""))
         camp.outcomes.append(kept)
-        if before["status"] in _OPEN and camp.references[t.name].reaching(m):
+        open_ = before["status"] in _OPEN or (kept.alone or "not_reached") in _OPEN
+        if open_ and before["status"] != "not_applied" and camp.references[t.name].reaching(m):
             todo.append(len(camp.outcomes) - 1)
     note(f"mutate: {len(todo)} undetected mutants reached by the {len(by_name)} added cases")
 
     def done(k: int, now: Outcome) -> None:
         was = camp.outcomes[todo[k]]
-        now.cases = was.cases + now.cases
-        if now.status in _OPEN and "survived" in (was.status, now.status):  # an old difference still counts
+        now.cases = was.cases + [c for c in now.cases if c not in was.cases]
+        now.alone = merged(was.alone or "not_reached", now.alone)
+        if was.status not in _OPEN:  # detected before: judged again only for the generated cases' verdict
+            now.status, now.killed_by, now.note = was.status, was.killed_by, was.note
+        elif now.status in _OPEN and "survived" in (was.status, now.status):  # an old difference still counts
             inert = all(o.note == INERT for o in (was, now) if o.status == "survived")
             now.status, now.note = "survived", INERT if inert else ""
         camp.outcomes[todo[k]] = now
         note(f"[{k + 1}/{len(todo)}] {now.entry} {now.mutant.diff()[:90]}: {was.status} -> {now.status}")
 
-    evaluate([pairs[i] for i in todo], lambda p: judge(p[1], p[0], camp.references[p[0].name], by_name, config),
+    generated = _generated(added)
+    evaluate([pairs[i] for i in todo],
+             lambda p: judge(p[1], p[0], camp.references[p[0].name], by_name, config, generated),
              failed_outcome, workers=workers, isolate=isolate, limit=900.0, done=done)
     camp.complete = bool(old.get("complete"))
     camp.seconds = float(old.get("seconds", 0.0)) + time.perf_counter() - started
