@@ -200,11 +200,39 @@ def test_the_qdq_ops_a_pass_source_names_are_searched(tmp_path):
 
     src = tmp_path / "reorder.py"
     src.write_text("ops = {exir_ops.edge.quantized_decomposed.quantize_per_tensor,\n"
-                   "       exir_ops.edge.cadence.dequantize_per_tensor.default}\n")
-    assert source_forms([str(src)]) == ["quantize", "dequantize"]
+                   "       exir_ops.edge.cadence.dequantize_per_tensor.default,\n"
+                   "       exir_ops.edge.quantized_decomposed.dequantize_per_channel.default}\n")
+    assert source_forms([str(src)]) == ["quantize", "dequantize", "dequantize_pc"]
 
 
-@pytest.mark.parametrize("op", ["quantize", "dequantize", "interpolate", "embedding"])
+def test_a_source_naming_qdq_and_view_ops_is_searched_on_chains_around_them(tmp_path, passgate_cache):
+    """A pass that moves a quantize above a chain of view ops needs the chain: with the Q/DQ ops and two view ops
+    named, the items hold the view ops before the quantize and after the dequantize (one and two of them), each
+    chain drawn with the dtype its first op takes, and it builds and lowers with every op still there."""
+    from harness.fuzz.contexts import op_key
+    from harness.fuzz.contexts_run import rewritten_items
+    from harness.fuzz.measure import lower_fresh
+    from harness.graphs.op_coverage import program_ops
+    from harness.graphs.random.generate import spec_of
+
+    src = tmp_path / "reorder.py"
+    src.write_text("a = {exir_ops.edge.aten.permute_copy, exir_ops.edge.aten.unsqueeze_copy.default}  # packets too\n"
+                   "b = {exir_ops.edge.quantized_decomposed.quantize_per_tensor.default,\n"
+                   "     exir_ops.edge.quantized_decomposed.dequantize_per_tensor.default}\n")
+    items = rewritten_items("p", [], [str(src)])
+    chains = [i for i in items if len(i) > 1]
+    for chain in [("permute", "quantize"), ("unsqueeze", "quantize"), ("dequantize", "permute"),
+                  ("permute", "transpose", "quantize"), ("dequantize", "permute", "transpose")]:
+        assert chain in chains, chains
+    assert not [c for c in chains if "linear" in c]  # a float-only op cannot carry a quantized tensor
+    combo = plain(("dequantize", "permute", "unsqueeze"))
+    assert combo.dtype == "int8"
+    ops = {op_key(k) for k in program_ops(lower_fresh(spec_of(build_program(combo, "ctx_chain"))).shared("edge"))}
+    assert {"dequantize_per_tensor", "permute", "unsqueeze"} <= ops, ops
+
+
+@pytest.mark.parametrize("op", ["quantize", "dequantize", "quantize_pc", "dequantize_pc", "interpolate",
+                                "upsample_bilinear", "embedding"])
 def test_every_argument_form_of_the_added_ops_lowers_with_its_op(op, passgate_cache):
     """The Q/DQ, upsample and embedding forms, in each argument form: the program builds, exports and lowers, and
     the edge graph holds an op the form says a pass would rewrite; a program calling the Q/DQ ops imports the
@@ -220,7 +248,7 @@ def test_every_argument_form_of_the_added_ops_lowers_with_its_op(op, passgate_ca
         combo = replace(plain((op,)), argform=argform, users="several")
         program = build_program(combo, f"ctx_test_{op}_{argform}")
         assert program is not None, combo.label
-        assert ("torch.ao.quantization.fx._decomposed" in program.code()) == op.endswith("quantize")
+        assert ("torch.ao.quantization.fx._decomposed" in program.code()) == ("quantize" in op)
         ops = {op_key(k) for k in program_ops(lower_fresh(spec_of(program)).shared("edge"))}
         assert ops & set(FORMS[op].aten), (combo.label, ops)
 

@@ -23,7 +23,7 @@ from typing import Optional
 
 from hypothesis import strategies as st
 
-__all__ = ["Context", "CONTEXTS", "FAMILIES", "OpForm", "FORMS", "Combo", "combos", "plain", "forms_for_atom",
+__all__ = ["Context", "CONTEXTS", "FAMILIES", "OpForm", "FORMS", "QDQ_FORMS", "Combo", "combos", "plain", "forms_for_atom",
            "op_key", "variants", "vocabulary_markdown"]
 
 
@@ -45,7 +45,9 @@ CONTEXTS: tuple = (
              ("one", "one user: `r * 2` (`~r` for bool) is returned"),
              ("several", "two users: `r * 2` and `r * 3` (`~r`, `r & r` for bool), both returned"),
              ("inplace", "an in-place consumer: `r.mul_(2)` (`r.logical_not_()` for bool), its result returned"),
-             ("getitem", "read through a multi-output op: `torch.sort(r, -1)`, its values (a getitem) returned")),
+             ("getitem", "read through a multi-output op: `torch.sort(r, -1)`, its values (a getitem) returned"),
+             ("far", "one user, far from the op: two statements on another input come between r and `r * 2`, "
+                     "both results returned (a pass that moves an op next to its user has somewhere to move it)")),
     *_family("producer",
              ("input", "the operand is a graph input"),
              ("parameter", "an `nn.Parameter(..., requires_grad=False)` of the module"),
@@ -98,7 +100,7 @@ class OpForm:
     context says), ``{w}`` a (last, 3) parameter, ``{b}`` a (3,) parameter, ``{cw}`` a conv weight
     (2, channels, 1...), ``{rm}``/``{rv}`` running stats of the channels, ``{d}`` the last dim (positive),
     ``{perm}`` the reversed dims, ``{nperm}`` the same negative, ``{neg1}`` ``(-1, ...)`` per dim, ``{to}`` a
-    dtype other than the operand's."""
+    dtype other than the operand's, ``{qs}``/``{qz}`` per-channel scales and zero points along dim 0 (buffers)."""
 
     key: str
     calls: tuple  # ((argform, template), ...), the positional form first
@@ -108,6 +110,7 @@ class OpForm:
     binary: bool = False  # takes {y}
     results: int = 1  # values it binds (max.dim: 2; r is the first)
     neighbour: str = ""  # a statement on r ({0}) a pass inspects beside the op; "" none
+    out_dtype: str = ""  # the dtype of its result when it is not the operand's (a quantize gives int8)
 
     @property
     def argforms(self) -> tuple:
@@ -125,6 +128,9 @@ _UNARY_NB = "{0}.abs()"
 _QDQ = "torch.ops.quantized_decomposed"
 _QARGS = "0.05, 0, -128, 127, torch.int8"
 _QKW = "scale=0.05, zero_point=0, quant_min=-128, quant_max=127, dtype=torch.int8"
+_PCARGS = "{qs}, {qz}, 0, -128, 127, torch.int8"
+_PCKW = "scales={qs}, zero_points={qz}, axis=0, quant_min=-128, quant_max=127, dtype=torch.int8"
+QDQ_FORMS = ("quantize", "dequantize", "quantize_pc", "dequantize_pc")
 FORMS: dict[str, OpForm] = {f.key: f for f in (
     _f("add", {"positional": "torch.add({x}, {y})", "keyword": "torch.add({x}, {y}, alpha=2)",
                "defaulted": "{x} + {y}"}, dtypes=NUMERIC, binary=True, neighbour="torch.relu({0})"),
@@ -210,15 +216,33 @@ FORMS: dict[str, OpForm] = {f.key: f for f in (
     # flow only places them where its quantizer annotates
     _f("quantize", {"positional": f"{_QDQ}.quantize_per_tensor({{x}}, {_QARGS})",
                     "keyword": f"{_QDQ}.quantize_per_tensor({{x}}, {_QKW})"},
-       aten=("quantize_per_tensor",), dtypes=("float32",), neighbour=f"{_QDQ}.dequantize_per_tensor({{0}}, {_QARGS})"),
+       aten=("quantize_per_tensor",), dtypes=("float32",), neighbour=f"{_QDQ}.dequantize_per_tensor({{0}}, {_QARGS})",
+       out_dtype="int8"),
     _f("dequantize", {"positional": f"{_QDQ}.dequantize_per_tensor({{x}}, {_QARGS})",
                       "keyword": f"{_QDQ}.dequantize_per_tensor({{x}}, {_QKW})"},
-       aten=("dequantize_per_tensor",), dtypes=("int8",), neighbour=f"{_QDQ}.quantize_per_tensor({{0}}, {_QARGS})"),
+       aten=("dequantize_per_tensor",), dtypes=("int8",), neighbour=f"{_QDQ}.quantize_per_tensor({{0}}, {_QARGS})",
+       out_dtype="float32"),
+    # per-channel Q/DQ (axis 0): their scales and zero points are tensors, nodes of their own a pass must move along
+    _f("quantize_pc", {"positional": f"{_QDQ}.quantize_per_channel({{x}}, {_PCARGS})",
+                       "keyword": f"{_QDQ}.quantize_per_channel({{x}}, {_PCKW})"},
+       aten=("quantize_per_channel",), dtypes=("float32",), ranks=(1, 2, 3, 4, 5),
+       neighbour=f"{_QDQ}.dequantize_per_channel({{0}}, {_PCARGS})", out_dtype="int8"),
+    _f("dequantize_pc", {"positional": f"{_QDQ}.dequantize_per_channel({{x}}, {_PCARGS})",
+                         "keyword": f"{_QDQ}.dequantize_per_channel({{x}}, {_PCKW})"},
+       aten=("dequantize_per_channel",), dtypes=("int8",), ranks=(1, 2, 3, 4, 5),
+       neighbour=f"{_QDQ}.quantize_per_channel({{0}}, {_PCARGS})", out_dtype="float32"),
     _f("interpolate", {"positional": "F.interpolate({x}, scale_factor=2.0, mode='bilinear', align_corners=False)",
                        "keyword": "F.interpolate({x}, size={hw2}, mode='nearest')",
                        "defaulted": "F.interpolate({x}, scale_factor=2.0)"},
        aten=("upsample_bilinear2d", "upsample_nearest2d", "_upsample_bilinear2d_aa"), ranks=(4,),
        neighbour="torch.relu({0})"),
+    # bilinear upsampling as the rewrites that match it must also take it: corners aligned, sizes given, unequal
+    # scales (the output size is read from the matched node, not assumed from a scale of 2)
+    _f("upsample_bilinear", {"positional": "F.interpolate({x}, size={hw2}, mode='bilinear', align_corners=True)",
+                             "keyword": "F.interpolate({x}, scale_factor=(2.0, 3.0), mode='bilinear', "
+                                        "align_corners=False)",
+                             "defaulted": "F.upsample_bilinear({x}, scale_factor=2)"},
+       aten=("upsample_bilinear2d",), ranks=(4,), neighbour="torch.relu({0})"),
     _f("embedding", {"positional": "F.embedding({x}, {emb})", "keyword": "F.embedding(input={x}, weight={emb})",
                      "defaulted": "torch.embedding({emb}, {x})"}, dtypes=("int64",), ranks=(0, 1, 2, 3),
        neighbour="torch.relu({0})"),
@@ -277,8 +301,15 @@ def _ranks(op: tuple) -> tuple:
 
 
 def _dtypes(op: tuple) -> tuple:
-    ok = [d for d in ALL if all(d in FORMS[k].dtypes for k in op)]
-    return tuple(sorted(ok, key=lambda d: d != "float32"))
+    """The operand dtypes every op of the chain takes, each given what the one before returns."""
+    def fits(dtype: str) -> bool:
+        for key in op:
+            if dtype not in FORMS[key].dtypes:
+                return False
+            dtype = FORMS[key].out_dtype or dtype
+        return True
+
+    return tuple(sorted(filter(fits, ALL), key=lambda d: d != "float32"))
 
 
 def plain(op: tuple) -> Combo:

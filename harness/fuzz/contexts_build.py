@@ -26,7 +26,7 @@ __all__ = ["SIZES", "BATCH", "build_program"]
 
 SIZES = (2, 3, 4, 5, 6)
 BATCH = 3  # sample size of a symbolic first dim (within the program's Dim range)
-_VALUE_SLOTS = ("x", "y", "w", "wt", "b", "cw", "rm", "rv", "emb")
+_VALUE_SLOTS = ("x", "y", "w", "wt", "b", "cw", "rm", "rv", "emb", "qs", "qz")
 EMBEDDINGS = 8  # rows of an embedding table: int64 operands are drawn in [0, 8) (harness.graphs.random.types)
 
 
@@ -131,6 +131,11 @@ def _slot(b: _Builder, slot: str, x: str, shape: tuple, dyn: tuple) -> str:
               "rm": (chans,), "rv": (chans,), "emb": (EMBEDDINGS, 3)}
     if slot == "rv":
         return b.decl("b", shapes[slot], "float32", f"torch.rand({chans}, generator=g) + 0.5")
+    if slot in ("qs", "qz"):  # per-channel quantization parameters along dim 0
+        rows = shape[0] if shape else 1
+        text = (f"torch.rand({rows}, generator=g) * 0.1 + 0.01" if slot == "qs" else
+                f"torch.zeros({rows}, dtype=torch.int64)")
+        return b.decl("b", (rows,), "float32", text)
     return b.decl("b" if slot == "rm" else "p", shapes[slot], "float32" if slot in ("rm", "emb") else c.dtype)
 
 
@@ -165,6 +170,11 @@ def _users(b: _Builder, r: str) -> list:
         return [b.stmt("{0}.logical_not_()" if boolean else "{0}.mul_(2)", (r,), inplace=True)[0]]
     if c.users == "getitem":
         return [b.stmt("torch.sort({0}, -1)", (r,), outs=2)[0]]
+    if c.users == "far":
+        shape, dyn = _shape(c)
+        other = b.input(shape, c.dtype, dyn)
+        between = b.stmt(once, (b.stmt(once, (other,))[0],))[0]
+        return [between, b.stmt(once, (r,))[0]]
     return [r]
 
 

@@ -48,13 +48,16 @@ from harness.core.config import RunConfig
 from harness.fuzz.contexts import FORMS, Combo, combos, forms_for_atom, plain
 from harness.fuzz.contexts_build import build_program
 
-__all__ = ["ContextGraph", "Seen", "KeptContext", "Failure", "KeepReason", "source_forms", "rewritten_items", "observe_context",
+__all__ = ["ContextGraph", "Seen", "KeptContext", "Failure", "KeepReason", "source_forms", "qdq_chains", "rewritten_items", "observe_context",
            "ContextSearch"]
 
 KeepReason = Callable[[object, "ContextGraph"], Optional[str]]
 """``keep_reason(target, graph)``: why to keep a drawn graph for a reason of the caller's (``passgate fuzz --contexts
 --mutants``: it kills a mutant of the target that the suite lets survive, :class:`harness.mutate.hunt.Hunt`)."""
 MAX_CHAINS = 4  # chains of two co-removed ops per target
+MAX_SOURCE_CHAINS = 16  # chains around the Q/DQ ops a pass's source names, per target
+_THREES = 4  # of which chains of two ops and a Q/DQ op
+_MOVABLE = 6  # the ops of those chains: the first few single-operand ops the source names
 
 
 @contextlib.contextmanager
@@ -115,13 +118,15 @@ class Failure:
     draws: int  # draws until it was first met
 
 
-_SOURCE_OP = re.compile(r"\b(?:aten|edge|exir_ops\.edge\.aten|torch\.ops\.aten)\.(\w+)\.(?:default|Tensor|Scalar|int|dim|"
-                        r"dims|self|out|\w+)\b")
+# an op with an overload (``aten.add.Tensor``) or as an overload packet (``exir_ops.edge.aten.permute_copy``: sets
+# of ops a pass treats alike, Cadence's trivially quantizable ops among them)
+_SOURCE_OP = re.compile(r"\b(?:aten|edge|exir_ops\.edge\.aten|torch\.ops\.aten)\.(\w+)(?:\.(?:default|Tensor|Scalar|int|"
+                        r"dim|dims|self|out|\w+))?\b")
 
 
 # the Q/DQ ops, named by namespace (``exir_ops.edge.quantized_decomposed.quantize_per_tensor``, with or without
 # an overload), which the aten pattern above would read as an op called ``quantized_decomposed``
-_SOURCE_QDQ = re.compile(r"\b(?:quantized_decomposed|cadence)\.((?:de)?quantize_per_tensor)\b")
+_SOURCE_QDQ = re.compile(r"\b(?:quantized_decomposed|cadence)\.((?:de)?quantize_per_(?:tensor|channel))\b")
 
 
 def source_forms(files) -> list:
@@ -152,10 +157,31 @@ def rewritten_items(target_name: str, observations: list, files=()) -> tuple:
             pair = (first, second)
             if not FORMS[second].binary and pair not in chains and len(chains) < MAX_CHAINS:
                 chains.append(pair)
-    singles += [k for k in source_forms(files) if k not in singles]
+    named = source_forms(files)
+    singles += [k for k in named if k not in singles]
     if not singles:
         singles = list(FORMS)
+    chains += [c for c in qdq_chains(named) if c not in chains]
     return tuple((k,) for k in singles) + tuple(chains)
+
+
+def qdq_chains(named: list) -> list:
+    """Chains around the Q/DQ ops a source names: one or two of the other ops it names before a quantize, after a
+    dequantize. A pass that moves a quantize above its operand's definition (or a dequantize below its use) walks
+    such chains; the ops one at a time never give it one to walk. The ops of a chain are those a quantized tensor
+    can pass through (they take int8), the first few the source names."""
+    from harness.fuzz.contexts import QDQ_FORMS
+
+    movable = [k for k in named if k not in QDQ_FORMS and not FORMS[k].binary and "int8" in FORMS[k].dtypes]
+    movable = movable[:_MOVABLE]
+    qs = [q for q in named if q in QDQ_FORMS]
+
+    def chain(q: str, ops: tuple) -> tuple:
+        return (q,) + ops if q.startswith("de") else ops + (q,)
+
+    twos = [chain(q, (m,)) for m in movable for q in qs]
+    threes = [chain(q, pair) for pair in zip(movable[::2], movable[1::2]) for q in qs]
+    return twos[:MAX_SOURCE_CHAINS - _THREES] + threes[:_THREES]
 
 
 def observe_context(target, graph: ContextGraph, config: RunConfig, strict: bool = False) -> Seen:
