@@ -172,3 +172,74 @@ def test_draws_keep_the_sample_layout_so_a_channels_last_input_is_read_as_itself
                                                         edge_compile_config(True, ()))}
     assert fed_contiguous["runtime_numerics"].status is Status.FAIL
     assert "draw sample" not in fed_contiguous["runtime_numerics"].message
+
+
+def _named_case(name: str) -> GraphCase:
+    return load_case(sources.select([name])[0])
+
+
+def test_a_joint_program_is_compared_with_the_weights_to_executorch_returns_beside_its_gradients():
+    """to_executorch appends each weight whose gradient a joint program returns to the program's outputs
+    (weights_to_outputs_pass): the reference holds them too, after the loss and the gradients, so the
+    runtime's outputs are compared one for one (against the loss and gradients only, they were 9 against 5)."""
+    from harness.check.runtime_locate import eager_calls
+
+    case = _named_case("targeted_exir_joint")
+    ep = case.shared("edge")
+    outputs = eager_calls(ep, case.sample_inputs(), 1)[0].outputs
+    weights = ["fc.weight", "fc.bias", "out.weight", "out.bias"]  # every parameter has a gradient, in input order
+    assert len(outputs) == 5 + len(weights)
+    for got, name in zip(outputs[5:], weights):
+        assert torch.equal(got, ep.state_dict[name]), name
+    verdicts = {r.check: r for r in judge_case(case)}
+    assert verdicts["runtime_runs"].status is Status.PASS, verdicts["runtime_runs"].message
+    assert verdicts["runtime_numerics"].status is Status.PASS, verdicts["runtime_numerics"].message
+
+
+def test_a_quantized_program_is_judged_by_sqnr_against_its_float_twin_as_the_xnnpack_leg_does():
+    """The runtime's Q/DQ program rounds a few values one quantization step away from torch's (resnet_basic_q8's
+    second draw: beyond the float tolerance): it is judged by SQNR against the program with its activation Q/DQ
+    pairs bypassed, bounded by the Q/DQ program's own SQNR, as the XNNPACK leg judges one; the first diverging op
+    named is the quantize that rounded otherwise, not a dequantize compared with a quantize's int8 output; a
+    planner that aliases live tensors still fails it."""
+    from harness.check import backend_numerics as bn
+    from harness.check import runtime
+    from harness.check.execution import input_draws
+    from harness.check.numerics import compare_outputs
+    from harness.check.runtime_exec import run_pte
+    from harness.check.runtime_locate import eager_calls
+
+    case = _named_case("resnet_basic_q8")
+    ep, sample = case.shared("edge"), case.sample_inputs()
+    config = edge_compile_config(case.spec.check_ir_validity, case.spec.preserve_ops)
+    _name, inputs = list(input_draws(tuple(sample), runtime.DRAWS, 0))[1]
+    got = run_pte(runtime.to_pte(ep, config).buffer, inputs, 1).outputs[0]
+    eager, twin = (eager_calls(p, inputs, 1)[0].outputs for p in (ep, bn.float_twin(ep)))
+    assert not compare_outputs(eager, got).ok
+    assert runtime._compare(eager, got, twin)[0]
+    numerics = {r.check: r for r in judge_case(case)}["runtime_numerics"]
+    assert "SQNR" in numerics.message and numerics.details["reference"].startswith("eager (Q/DQ program")
+    if numerics.status is Status.FAIL:
+        assert numerics.details["first_diverging_op"]["op"] == "quantize_per_tensor.out"
+    broken = judge_runtime(ep, sample, "broken", case.name, config,
+                           backend_config=ExecutorchBackendConfig(memory_planning_pass=SharedStoragePlanner()))
+    broken_numerics = {r.check: r for r in broken}["runtime_numerics"]
+    assert broken_numerics.status is Status.FAIL
+    assert "dB beyond" in broken_numerics.message
+
+
+def test_an_output_quantization_does_not_reach_is_held_to_the_float_tolerance_not_the_sqnr_cap():
+    """A Q/DQ program's output that its float twin computes bit for bit (targeted_cadence_ops returns such
+    outputs beside its quantized ones) has no quantization noise for SQNR to measure against: a last-bit
+    difference of a float kernel passes, a wrong value fails, and the quantized output is still judged by SQNR."""
+    from harness.check import backend_numerics as bn
+
+    twin_q = torch.linspace(-1.0, 1.0, 64)
+    qdq_q = torch.round(twin_q * 8) / 8  # a quantized output: its noise is the yardstick
+    exact = torch.linspace(0.5, 3.0, 6)  # quantization does not reach it
+    last_bit = torch.nextafter(exact, exact + 1)
+    assert bn.judge_quantized([qdq_q, last_bit], [qdq_q, exact], [twin_q, exact]).ok
+    wrong = bn.judge_quantized([qdq_q, exact + 0.01], [qdq_q, exact], [twin_q, exact])
+    assert not wrong.ok and wrong.message.startswith("output 1 (") and "float tolerance" in wrong.message
+    noisy = bn.judge_quantized([qdq_q + 0.06, exact], [qdq_q, exact], [twin_q, exact])
+    assert not noisy.ok and "dB beyond" in noisy.message

@@ -1,16 +1,18 @@
 """Judging what a lowered program computes in the ExecuTorch runtime against its eager reference.
 
-One comparison serves two places, so that they cannot disagree: the XNNPACK
+One comparison serves three places, so that they cannot disagree: the XNNPACK
 end-to-end check (:mod:`harness.pipelines.partitioners`, ``runtime_numerics``
-of ``partitioner.xnnpack``) and the verdict on a BundledProgram's outputs read
-back from a device (:mod:`harness.report.bundles`, ``device_numerics``).
+of ``partitioner.xnnpack``), the verdict on a BundledProgram's outputs read
+back from a device (:mod:`harness.report.bundles`, ``device_numerics``) and
+the runtime checks' verdict on a quantized edge program
+(:mod:`harness.check.runtime`, ``runtime_numerics``).
 
 - A float program is compared with its eager outputs within the per-dtype
   tolerance of :mod:`harness.check.numerics` (the tolerance a pass's
   ``numerics`` check uses).
-- A quantized (Q/DQ) program is judged the way the Vulkan ``fused_vs_float``
-  check judges a fusion: by SQNR against a float model, with the Q/DQ
-  program's own SQNR as the bound (:data:`SQNR_SLACK_DB` of slack). A
+- A quantized (Q/DQ) program, an ATen or an edge one, is judged the way
+  the Vulkan ``fused_vs_float`` check judges a fusion: by SQNR against a
+  float model, with the Q/DQ program's own SQNR as the bound (:data:`SQNR_SLACK_DB` of slack). A
   quantized case holds no float model, so its float twin is the Q/DQ program
   with every activation ``quantize -> dequantize`` pair bypassed
   (:func:`float_twin`; weights stay dequantized from their integers): the
@@ -59,7 +61,12 @@ def sqnr(actual: torch.Tensor, reference: torch.Tensor) -> float:
 
 
 def _name(node: torch.fx.Node) -> str:
-    return getattr(node.target, "__name__", str(node.target))
+    """The op's name without its namespace (``quantize_per_tensor.default``), in an ATen or an edge program
+    (an edge op's own ``__name__`` carries the namespace)."""
+    target = node.target
+    if isinstance(getattr(target, "_op", None), torch._ops.OpOverload):  # an EdgeOpOverload wraps the ATen op
+        target = target._op
+    return getattr(target, "__name__", str(target))
 
 
 def _is_quantize(node) -> bool:
@@ -115,8 +122,18 @@ def judge_float(actual: list, expected: list) -> Verdict:
     return Verdict(True, f"max abs err {cmp.max_abs_err:.3g} against eager", details)
 
 
+def _untouched(q, f) -> bool:
+    """Does quantization not reach this output (the Q/DQ program computes exactly what its float twin does)?"""
+    return isinstance(q, torch.Tensor) and isinstance(f, torch.Tensor) and q.shape == f.shape \
+        and q.dtype == f.dtype and bool(torch.equal(q, f))
+
+
 def judge_quantized(actual: list, qdq: list, twin: list, slack_db: float = SQNR_SLACK_DB) -> Verdict:
-    """SQNR against the float twin, bounded by the Q/DQ program's own (as vulkan's ``fused_vs_float``)."""
+    """SQNR against the float twin, bounded by the Q/DQ program's own (as vulkan's ``fused_vs_float``).
+
+    An output quantization does not reach (the Q/DQ program's equals its twin's) has no quantization noise to
+    measure against: the per-dtype tolerance judges it, as a float program's (its bound would otherwise be
+    :data:`SQNR_CAP_DB`, which a float kernel's last-bit differences fail)."""
     if not (len(actual) == len(qdq) == len(twin)):
         return Verdict(False, f"the program returns {len(actual)} outputs, the Q/DQ program {len(qdq)}")
     rows, worst, worst_i = [], math.inf, None
@@ -124,6 +141,16 @@ def judge_quantized(actual: list, qdq: list, twin: list, slack_db: float = SQNR_
         if not isinstance(a, torch.Tensor) or a.shape != q.shape:
             return Verdict(False, f"output {i}: {type(a).__name__} {tuple(getattr(a, 'shape', ()))}, "
                                   f"the Q/DQ program gives {tuple(q.shape)}")
+        if _untouched(q, f):
+            cmp = compare_outputs([q], [a])
+            rows.append({"output": i, "elements": int(a.numel()), "not_quantized": True,
+                         "max_abs_err": cmp.max_abs_err})
+            if not cmp.ok:
+                told = cmp.message.replace("before the pass", "in eager").removeprefix("output 0")
+                return Verdict(False, f"output {i}{told}; quantization does not reach it (the Q/DQ program computes "
+                               "it as its float twin does): judged by the float tolerance",
+                               {"outputs": rows, "slack_db": slack_db, "max_abs_err": cmp.max_abs_err})
+            continue
         got, own = sqnr(a.float(), f.float()), sqnr(q.float(), f.float())
         row = {"output": i, "elements": int(a.numel()), "sqnr_db": got, "qdq_sqnr_db": own,
                "vs_qdq_db": sqnr(a.float(), q.float())}
@@ -136,8 +163,9 @@ def judge_quantized(actual: list, qdq: list, twin: list, slack_db: float = SQNR_
             worst, worst_i = margin, i
     details = {"outputs": rows, "slack_db": slack_db}
     if worst_i is None:
-        return Verdict(True, "the float twin's outputs are all zeros: SQNR says nothing", details)
-    row = rows[worst_i]
+        return Verdict(True, "no output SQNR can judge (quantization reaches none, or the float twin's are all "
+                       "zeros); those it does not reach are within the float tolerance", details)
+    row = rows[worst_i]  # one row per output, in order
     text = (f"output {worst_i}: SQNR vs float {row['sqnr_db']:.1f} dB, Q/DQ program {row['qdq_sqnr_db']:.1f} dB "
             f"({row['vs_qdq_db']:.1f} dB vs Q/DQ)")
     if worst < 0:

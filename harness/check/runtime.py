@@ -17,8 +17,11 @@ pipeline's result):
 - ``runtime_numerics``: the runtime's outputs on the sample inputs and two
   further draws, two calls each (a mutated buffer is carried from call to
   call, in the runtime as in eager), match the same program run by torch
-  within the ``numerics`` tolerances; a failure names the first diverging
-  op (:mod:`harness.check.runtime_locate`).
+  within the ``numerics`` tolerances (a joint program's outputs with the
+  weights ``to_executorch`` appends to them); a quantized (Q/DQ) program is
+  judged by SQNR against its float twin, as the XNNPACK leg judges one
+  (:mod:`harness.check.backend_numerics`); a failure names the first
+  diverging op (:mod:`harness.check.runtime_locate`).
 
 Verdicts are memoized per process by the program's exact fingerprint and the
 inputs: a pass that leaves a case's program as it was costs no second run.
@@ -32,6 +35,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from harness.check import backend_numerics as bn
 from harness.check import fingerprint
 from harness.check.execution import input_draws
 from harness.check.numerics import compare_outputs
@@ -47,6 +51,7 @@ RUNTIME_CHECK_IDS: tuple[str, ...] = check_ids("runtime")
 CALLS = 2  # calls per draw on one loaded module: the second reads what the first wrote back
 DRAWS = 3  # the sample and two generated draws (harness.check.execution.input_draws)
 JUDGE_LIMIT_S = 600.0
+_SQNR_REFERENCE = "eager (Q/DQ program, SQNR vs its float twin)"  # as harness.pipelines.lowered_runtime records it
 
 _MEMO: dict[str, dict] = {}
 _MEMO_LIMIT = 512
@@ -285,16 +290,29 @@ def _roundtrips(program, flow: Flow, sample: tuple, expected: list) -> Verdict:
     return PASS
 
 
+def _compare(expected: list, got: list, twin: Optional[list]) -> tuple[bool, str, dict]:
+    """(ok, message, details): within the ``numerics`` tolerances, or for a Q/DQ program (``twin``: its float
+    twin's outputs) by SQNR as the XNNPACK leg judges one (:func:`harness.check.backend_numerics.judge_quantized`):
+    a float kernel's last bit at a rounding tie puts a few quantized values one step away from torch's."""
+    if twin is not None:
+        v = bn.judge_quantized(got, expected, twin)
+        return v.ok, v.message, {**v.details, "reference": _SQNR_REFERENCE}
+    cmp = compare_outputs(expected, got)
+    return cmp.ok, cmp.message.replace("before the pass", "in eager"), {"max_abs_err": cmp.max_abs_err,
+                                                                         "worst_output": cmp.worst_output}
+
+
 def _numerics(program, flow: Flow, draws: list, reference: list, runs: list) -> Verdict:
-    for (name, inputs), ref, run in zip(draws, reference, runs):
+    twins = _twin_calls(program, draws)
+    judged = None
+    for i, ((name, inputs), ref, run) in enumerate(zip(draws, reference, runs)):
         for call, (eager, got) in enumerate(zip(ref, run.outputs)):
-            cmp = compare_outputs(eager.outputs, got)
-            if cmp.ok:
+            ok, message, figures = _compare(eager.outputs, got, twins[i][call].outputs if twins else None)
+            if ok:
+                judged = judged or (message, figures)
                 continue
             where = f"draw {name}, call {call + 1}"
-            message = cmp.message.replace("before the pass", "in eager")
-            details: dict = {"draw": name, "call": call + 1, "max_abs_err": cmp.max_abs_err,
-                             "worst_output": cmp.worst_output}
+            details: dict = {"draw": name, "call": call + 1, **figures}
             div = _locate(program, flow, inputs, call)
             if div is not None:
                 details["first_diverging_op"] = div.to_details()
@@ -303,7 +321,21 @@ def _numerics(program, flow: Flow, draws: list, reference: list, runs: list) -> 
             else:
                 message = f"{where}: {message}; no single op's ETDump output differs from eager's"
             return Verdict(Status.FAIL, message, details)
+    if twins and judged:  # how a quantized program was judged: the sample's first call, for the record
+        return Verdict(Status.PASS, f"draw {draws[0][0]}, call 1: {judged[0]}", judged[1])
     return PASS
+
+
+def _twin_calls(program, draws: list) -> Optional[list]:
+    """Per draw, the calls of a Q/DQ program's float twin (None for a float program, or when the twin does not
+    run: then the program is held to the float tolerances)."""
+    if not bn.is_quantized(program):
+        return None
+    try:
+        twin = bn.float_twin(program)
+        return [eager_calls(twin, inputs, CALLS) for _name, inputs in draws]
+    except Exception:  # noqa: BLE001 - a twin torch cannot run leaves the float comparison, the stricter one
+        return None
 
 
 def _stopped_at(flow: Flow, inputs: tuple, call: int) -> Optional[tuple]:

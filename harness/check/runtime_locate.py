@@ -4,7 +4,9 @@ The reference of a program run in the runtime is the same program run by
 torch (:func:`eager_calls`): call after call, with each call's mutated
 buffers carried into the next (the runtime keeps them in the loaded
 module), so a buffer the ``.pte`` fails to write back shows as the next
-call's outputs.
+call's outputs. A joint (training) program's ``.pte`` returns the weights
+whose gradients it computes after its own outputs (``to_executorch`` appends
+them), and so does its reference.
 
 When the runtime's outputs differ, :func:`first_divergence` names the op:
 the runtime is run again with ETDump intermediate outputs
@@ -32,7 +34,7 @@ from torch.utils import _pytree as pytree
 from harness.check.execution import flat_args
 from harness.check.numerics import compare_outputs
 
-__all__ = ["EagerCall", "eager_calls", "Divergence", "first_divergence", "failing_op"]
+__all__ = ["EagerCall", "returned_weights", "eager_calls", "Divergence", "first_divergence", "failing_op"]
 
 
 @dataclass
@@ -55,11 +57,24 @@ class _Recorder(torch.fx.Interpreter):
         return out
 
 
+def returned_weights(ep) -> list[int]:
+    """The input positions of the weights ``to_executorch`` appends to a joint program's outputs.
+
+    ``weights_to_outputs_pass``, which ``to_executorch`` runs on every program, appends each parameter whose
+    gradient the program returns (GRADIENT_TO_PARAMETER), in input order, after the program's own outputs, so
+    that memory planning places the weights where a training runtime updates them: the ``.pte`` returns them."""
+    specs = ep.graph_signature
+    with_gradient = {s.target for s in specs.output_specs if s.kind == OutputKind.GRADIENT_TO_PARAMETER}
+    return [j for j, s in enumerate(specs.input_specs) if s.kind == InputKind.PARAMETER and s.target in with_gradient]
+
+
 def eager_calls(ep, inputs: tuple, calls: int, record_call: Optional[int] = None) -> list[EagerCall]:
     """``calls`` calls of ``ep`` in torch on ``inputs``, mutated buffers carried from call to call.
 
-    ``record_call`` (0-based): record every node's value in that call."""
+    The outputs are the ``.pte``'s: the program's, then the weights a joint program returns
+    (:func:`returned_weights`). ``record_call`` (0-based): record every node's value in that call."""
     specs = ep.graph_signature.input_specs
+    weights = returned_weights(ep)
     state: dict[str, torch.Tensor] = {}
     out: list[EagerCall] = []
     for i in range(calls):
@@ -80,6 +95,7 @@ def eager_calls(ep, inputs: tuple, calls: int, record_call: Optional[int] = None
                 state[spec.target] = value
             elif spec.kind != OutputKind.USER_INPUT_MUTATION:  # user outputs, a joint graph's loss and gradients
                 user.append(value)
+        user += [args[j].detach().clone() for j in weights]
         out.append(EagerCall(user, rec.values if rec else None))
     return out
 
@@ -119,15 +135,30 @@ def _emitted_ops(exec_ep) -> dict:
     return out
 
 
-def _reference_for(nodes: list, values: dict, runtime_out: list) -> tuple[Optional[str], Optional[list]]:
-    """The reference node of an instruction's handle whose value looks like the runtime's output."""
-    want = [tuple(x.shape) for x in runtime_out if isinstance(x, torch.Tensor)]
+def _stem(name: str) -> str:
+    """An op's name without namespace and overload: ``dequantize_per_tensor`` of ``dequantize_per_tensor.out``
+    and of ``quantized_decomposed.dequantize_per_tensor.default``."""
+    parts = name.split(".")
+    return parts[-2] if len(parts) > 1 else name
+
+
+def _reference_for(nodes: list, values: dict, runtime_out: list, op: str = "") -> tuple[Optional[str], Optional[list]]:
+    """The reference node of an instruction's handle whose value looks like the runtime's output: the shapes
+    must match; a node of the instruction's own op, then one of the same dtypes, is preferred (a quantized
+    program's quantize and dequantize nodes share the handle of the op they follow, and have its shape)."""
+    want = [(tuple(x.shape), x.dtype) for x in runtime_out if isinstance(x, torch.Tensor)]
+    best, rank = (None, None), 3
     for node in nodes:
         value = values.get(node.name)
-        leaves = [x for x in pytree.tree_leaves(value) if isinstance(x, torch.Tensor)]
-        if leaves and [tuple(x.shape) for x in leaves][: len(want)] == want:
-            return node.name, leaves[: len(want)]
-    return None, None
+        leaves = [x for x in pytree.tree_leaves(value) if isinstance(x, torch.Tensor)][: len(want)]
+        if not leaves or [tuple(x.shape) for x in leaves] != [shape for shape, _ in want]:
+            continue
+        same_op = bool(op) and _stem(str(getattr(node.target, "__name__", node.target))) == _stem(op)
+        same_dtype = [x.dtype for x in leaves] == [dtype for _, dtype in want]
+        r = 0 if same_op else 1 if same_dtype else 2
+        if r < rank:
+            best, rank = (node.name, leaves), r
+    return best
 
 
 def first_divergence(reference_ep, exec_ep, handle_map: dict, runtime_calls: list, call: int,
@@ -147,13 +178,13 @@ def first_divergence(reference_ep, exec_ep, handle_map: dict, runtime_calls: lis
         handles = handles if isinstance(handles, list) else [handles]
         nodes = [n for h in handles if h is not None for n in by_handle.get(h, [])]
         runtime_out = [x for x in item.outputs if isinstance(x, torch.Tensor) and x.numel()]
-        name, expected = _reference_for(nodes, values, runtime_out)
+        op = ops.get(item.instruction, item.name.removeprefix("native_call_"))
+        name, expected = _reference_for(nodes, values, runtime_out, op)
         if name is None:
             continue
         compared += 1
         cmp = compare_outputs(expected, runtime_out)
         if not cmp.ok:
-            op = ops.get(item.instruction, item.name.removeprefix("native_call_"))
             message = cmp.message.replace("before the pass", "in eager")
             return Divergence(op, name, item.instruction, call + 1, message, compared)
     return None
