@@ -72,15 +72,14 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "torch.nonzero: the output's TensorSpec takes the column-major dim order of torch's fake kernel while "
          "the portable nonzero.out kernel writes row-major, so the runtime returns the index pairs transposed",
          upstream=_UPSTREAM + "repro_runtime_nonzero_column_major_output.py", graphs=("targeted_exir_outputs",)),
-    Rule(_JUDGED, _NUMERICS, r"the program returns \d+ outputs, \d+ in eager",
-         "a joint (training) program: its .pte returns the gradients beside the user outputs while the eager "
-         "reference of the check returns the user outputs only; passgate's comparison, to fix in "
-         "harness/check/runtime.py", "harness", graphs=("targeted_exir_joint",)),
-    Rule(_JUDGED, _NUMERICS, r"first diverging op: dequantize_per_tensor",
-         "a Q/DQ program judged with float tolerances (1e-4): the runtime's quantize kernel and torch's "
-         "decomposed reference round a few values one quantization step apart (0.004 at the output), which the "
-         "XNNPACK leg judges by SQNR instead; passgate's tolerance for quantized programs, to fix in "
-         "harness/check/runtime.py", "harness", graphs=("*_q8",)),
+    Rule(_JUDGED, _NUMERICS, r"dB beyond the [\d.]+ dB allowed; first diverging op: quantize_per_tensor",
+         "a tie rounded the other way: the portable mean.out sums in another order than torch (1.2e-7 apart), "
+         "quantize_per_tensor rounds one of the 16 pooled values one step the other way (the op named) and three "
+         "of the ten int8 logits follow; judged as the XNNPACK leg judges a Q/DQ program (SQNR against its float "
+         "twin, harness/check/backend_numerics.py) the ten-element output falls 0.8 dB beyond the Q/DQ program's "
+         "SQNR less 1 dB on the sample (the two other draws pass): the fixed 1 dB slack cannot tell one re-rounded "
+         "tie on a small output from added noise; passgate's rule, to fix in harness/check/backend_numerics.py",
+         "harness", graphs=("resnet_basic_q8",)),
     Rule(_JUDGED, _NUMERICS, r"first diverging op: ",
          "the runtime computes otherwise than eager from the op named on (int8 remainder after aminmax, an "
          "index_put_ into a bool buffer, a view of a mutated buffer); each is a divergence of the portable "

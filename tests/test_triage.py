@@ -76,12 +76,17 @@ def test_the_runtime_checks_violations_on_the_standard_cases_have_their_rule():
          "execute method forward, error: 0x12; it stopped at op mul.out (instruction 2)", "corpus_7f0d7a1f", "bug"),
         ("xnnpack/runtime", "runtime_runs", "to_executorch raised InternalError: Failed with error: Tensor has a "
          "memory_format that is unsupported in ExecuTorch: torch.channels_last", "conv_bn_relu", "by-design"),
-        ("runtime", "runtime_numerics", "draw sample, call 1: the program returns 9 outputs, 5 in eager; no single "
-         "op's ETDump output differs from eager's", "targeted_exir_joint", "harness"),
+        ("runtime", "runtime_numerics", "draw sample, call 1: output 0: SQNR vs float 42.7 dB, Q/DQ program 44.6 dB "
+         "(42.6 dB vs Q/DQ): 0.8 dB beyond the 1 dB allowed; first diverging op: quantize_per_tensor.out (node "
+         "quantized_decomposed_quantize_per_tensor_default_10, instruction 44)", "resnet_basic_q8", "harness"),
     ]
     for pass_name, check, message, graph, kind in cases:
         k = triage(pass_name, check, message, graph)
         assert k is not None and k.kind == kind, (pass_name, graph)
     assert "repro_runtime_mixed_dim_order" in triage(*cases[2][:4]).upstream
+    # passgate's comparison of a joint program is fixed (its reference holds the weights to_executorch returns):
+    # the count mismatch it made has no rule left to explain it
+    assert triage("runtime", "runtime_numerics", "draw sample, call 1: the program returns 9 outputs, 5 in eager; "
+                  "no single op's ETDump output differs from eager's", "targeted_exir_joint") is None
     assert triage("runtime", "runtime_runs", "the runtime failed (execute) on draw sample: call 1: RuntimeError: "
                   "Failed to execute method forward, error: 0x12; it stopped at op mul.out", "a_new_graph") is None
