@@ -64,8 +64,10 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "indices with its int64 indices, dequantize_per_tensor.Tensor_out's tensor qparams)",
          graphs=("corpus_9ba8ba0b", "corpus_ac0ffe7e", "targeted_quant_samsung2")),
     Rule(_JUDGED, _RUNS, r"killed by SIGABRT",
-         "the runtime's process aborts while loading or running the program (a native check in a quantized "
-         "kernel); passgate keeps it a verdict; the aborting check was not traced",
+         "the runtime's process aborts running the program: quantize_per_channel.out checks that its scales are "
+         "float64 with ET_CHECK_MSG (\"scale.scalar_type() 6 is not double type\") and aborts on the float32 "
+         "scales torch's reference takes, to_executorch accepts and dequantize_per_channel.out reads; passgate "
+         "keeps the abort a verdict", upstream=_UPSTREAM + "repro_runtime_quantize_per_channel_float_scales_abort.py",
          graphs=("targeted_vulkan_qdq3",)),
     # -- numerics -------------------------------------------------------------------------------------------
     Rule(_JUDGED, _NUMERICS, r"output \d+ \(torch.int64, shape \(\d+, 2\)\).*no single op's ETDump output",
