@@ -138,7 +138,8 @@ def test_a_wrong_dim_order_fails_runtime_runs_naming_the_op():
     case = _case("conv_bn_relu")
     runs = _runtime(case, ExecutorchBackendConfig(memory_planning_pass=WrongDimOrder()))["runtime_runs"]
     assert runs.status is Status.FAIL
-    assert runs.details["failing_op"]["op"].startswith("_native_batch_norm_legit_no_training")
+    # the convolution whose output claims channels-last refuses it (tensors_have_same_dim_order(in, out))
+    assert runs.details["failing_op"] == {"op": "convolution.out", "instruction": 0}
 
 
 def test_memory_planning_edits_pass_every_ir_check():
@@ -243,3 +244,21 @@ def test_an_output_quantization_does_not_reach_is_held_to_the_float_tolerance_no
     assert not wrong.ok and wrong.message.startswith("output 1 (") and "float tolerance" in wrong.message
     noisy = bn.judge_quantized([qdq_q + 0.06, exact], [qdq_q, exact], [twin_q, exact])
     assert not noisy.ok and "dB beyond" in noisy.message
+
+
+def test_runtime_runs_names_the_kernel_that_failed_not_the_next_one():
+    """The runtime logs the kernel that fails a call (0x12: mul.out refuses a channels-last and a contiguous
+    input, reports/upstream/repro_runtime_mixed_dim_order_invalid_argument.py); the ETDump logs that call too, so
+    the op after the last instruction it logged is the next one (relu.out here), which is not the one named."""
+    from executorch.exir import to_edge
+
+    class ProdTimesRelu(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(torch.prod(x, 1, keepdim=True) * x)
+
+    x = torch.randn(6, 5, 4, 4, generator=torch.Generator().manual_seed(0)).contiguous(
+        memory_format=torch.channels_last)
+    ep = to_edge(torch.export.export(ProdTimesRelu(), (x,), strict=False)).exported_program()
+    runs = {r.check: r for r in judge_runtime(ep, (x,), "prod", "mixed_dim_order", edge_compile_config(True, ()))}
+    assert runs["runtime_runs"].status is Status.FAIL and "0x12" in runs["runtime_runs"].message
+    assert runs["runtime_runs"].details["failing_op"] == {"op": "mul.out", "instruction": 1}

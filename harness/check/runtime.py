@@ -40,7 +40,7 @@ from harness.check import fingerprint
 from harness.check.execution import input_draws
 from harness.check.numerics import compare_outputs
 from harness.check.runtime_exec import ChildDied, in_child, missing_kernels, run_pte
-from harness.check.runtime_locate import eager_calls, failing_op, first_divergence
+from harness.check.runtime_locate import eager_calls, emitted_ops, failing_op, first_divergence
 from harness.check.verifiers import PASS, Verdict
 from harness.core.results import CheckResult, Status, check_ids, result
 
@@ -242,7 +242,7 @@ def _judge(program, draws: list, compile_config, backend_config, missing: str) -
         name, r = failed
         details: dict = {"stage": r.stage, "draw": name}
         message = f"the runtime failed ({r.stage}) on draw {name}: {r.error}"
-        stopped = _stopped_at(flow, dict(draws)[name], len(r.outputs)) if r.stage == "execute" else None
+        stopped = _stopped_at(flow, dict(draws)[name], len(r.outputs), r) if r.stage == "execute" else None
         if stopped is not None:
             details["failing_op"] = {"op": stopped[0], "instruction": stopped[1]}
             message += f"; it stopped at op {stopped[0]} (instruction {stopped[1]})"
@@ -338,7 +338,14 @@ def _twin_calls(program, draws: list) -> Optional[list]:
         return None
 
 
-def _stopped_at(flow: Flow, inputs: tuple, call: int) -> Optional[tuple]:
+def _stopped_at(flow: Flow, inputs: tuple, call: int, run) -> Optional[tuple]:
+    """(op, instruction) the runtime stopped at: the kernel whose failure it logged (the ETDump logs that
+    kernel's call too, so the instruction after the last one logged is the next op), else that guess from an
+    ETDump run (a failure the runtime logs no kernel for)."""
+    if run.failed_at is not None:
+        chain, instruction, operator = run.failed_at
+        emitted = emitted_ops(flow.manager.exported_program()) if chain == 0 else {}
+        return emitted.get(instruction, operator.rpartition("::")[2]), instruction
     try:
         run = run_pte(flow.buffer, inputs, call + 1, etdump=True)
         return failing_op(flow.manager.exported_program(), run.intermediates, call)

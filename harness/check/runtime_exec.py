@@ -7,7 +7,8 @@ under ``passgate run`` and ``passgate check``), so an abort is a
 ``runtime_runs`` verdict instead of a dead run. The child loads the program
 from its bytes, runs ``forward`` ``calls`` times on one loaded module (a
 mutated buffer lives in the module between calls, as on a device), and
-sends back each call's outputs; asked for them, it also sends back every
+sends back each call's outputs (and, when a kernel fails a call, the
+instruction and operator the runtime logs for it); asked for them, it also sends back every
 instruction's intermediate outputs, read from an ETDump with the devtools'
 own parser (one ETDump run per call: the Inspector merges runs and asserts
 they are equal, which a stateful program's runs are not).
@@ -19,16 +20,22 @@ messages and the same wording of how a child died.
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
+import re
 import signal
+import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 __all__ = ["RuntimeRun", "InstructionOutput", "run_pte", "missing_kernels", "ChildDied", "in_child"]
 
 DEBUG_BUFFER_BYTES = 64 << 20
+# what the runtime logs (on fd 2 only) when a kernel fails a call: chain, instruction, operator
+_FAILED_AT = re.compile(r"KernelCall failed at instruction (\d+):(\d+) in operator (\S+?): 0x")
 
 
 @dataclass
@@ -48,6 +55,7 @@ class RuntimeRun:
     error: str = ""  # empty: every call returned
     stage: str = ""  # load | execute | child: where it failed
     intermediates: list = field(default_factory=list)  # per call: list of InstructionOutput
+    failed_at: Optional[tuple] = None  # (chain, instruction, operator) of the kernel that failed, as the runtime logs
 
     @property
     def ok(self) -> bool:
@@ -82,14 +90,44 @@ def _run_here(buffer: bytes, inputs: tuple, calls: int, etdump: bool) -> Runtime
     for i in range(calls):
         args = tuple(x.clone() if hasattr(x, "clone") else x for x in inputs)
         try:
-            out = module.run_method("forward", args)
+            with _runtime_log() as log:
+                out = module.run_method("forward", args)
         except Exception as exc:  # noqa: BLE001
             run.error, run.stage = f"call {i + 1}: {type(exc).__name__}: {exc}", "execute"
+            found = _FAILED_AT.search(log.text)
+            run.failed_at = (int(found[1]), int(found[2]), found[3]) if found else None
             break
         run.outputs.append([x.clone() if hasattr(x, "clone") else x for x in out])
     if etdump:
         run.intermediates = _intermediates(module)
     return run
+
+
+@dataclass
+class _Log:
+    text: str = ""
+
+
+@contextmanager
+def _runtime_log() -> Iterator[_Log]:
+    """What the runtime logs while the block runs, passed on afterwards. The bindings hand ET_LOG's lines to
+    ``sys.stderr`` (a test runner's capture, in a test) and native code writes to fd 2: both are read. Used in
+    the forked child only: the fd table it swaps is the child's."""
+    sys.stderr.flush()
+    log, saved, python_err = _Log(), os.dup(2), sys.stderr
+    sys.stderr = io.StringIO()
+    with tempfile.TemporaryFile() as f:
+        os.dup2(f.fileno(), 2)
+        try:
+            yield log
+        finally:
+            told, sys.stderr = sys.stderr.getvalue(), python_err
+            os.dup2(saved, 2)
+            os.close(saved)
+            f.seek(0)
+            native = f.read().decode(errors="replace")
+            log.text = native + told
+            sys.stderr.write(log.text)
 
 
 def _intermediates(module) -> list:

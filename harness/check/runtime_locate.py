@@ -34,7 +34,8 @@ from torch.utils import _pytree as pytree
 from harness.check.execution import flat_args
 from harness.check.numerics import compare_outputs
 
-__all__ = ["EagerCall", "returned_weights", "eager_calls", "Divergence", "first_divergence", "failing_op"]
+__all__ = ["EagerCall", "returned_weights", "eager_calls", "Divergence", "emitted_ops", "first_divergence",
+           "failing_op"]
 
 
 @dataclass
@@ -125,7 +126,7 @@ def _handles_to_nodes(ep) -> dict:
     return out
 
 
-def _emitted_ops(exec_ep) -> dict:
+def emitted_ops(exec_ep) -> dict:
     """Instruction id -> the emitted node's target (the emitter writes the instruction id as its debug_handle)."""
     out = {}
     for n in exec_ep.graph.nodes:
@@ -171,7 +172,7 @@ def first_divergence(reference_ep, exec_ep, handle_map: dict, runtime_calls: lis
         return None
     values = eager_calls(reference_ep, inputs, call + 1, record_call=call)[call].values or {}
     by_handle = _handles_to_nodes(reference_ep)
-    ops = _emitted_ops(exec_ep)
+    ops = emitted_ops(exec_ep)
     compared = 0
     for item in runtime_calls[call]:
         handles = handle_map.get(item.instruction)
@@ -193,7 +194,7 @@ def first_divergence(reference_ep, exec_ep, handle_map: dict, runtime_calls: lis
 def failing_op(exec_ep, runtime_calls: list, call: int) -> Optional[tuple[str, int]]:
     """(op, instruction) of the first emitted op after the last instruction ETDump logged in call ``call``
     (0-based): the op the runtime stopped at."""
-    ops = _emitted_ops(exec_ep)
+    ops = emitted_ops(exec_ep)
     done = [item.instruction for item in runtime_calls[call]] if call < len(runtime_calls) else []
     last = max(done) if done else -1
     after = sorted(i for i in ops if i > last)
