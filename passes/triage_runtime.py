@@ -48,21 +48,21 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "without that partitioner keeps torch.channels_last tensors, which the emitter cannot express as a dim "
          "order", "by-design", ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py"),
     # -- kernels that refuse what to_executorch accepted --------------------------------------------------
-    Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op (clamp|mul|relu)\.out",
-         "InvalidArgument (0x12): the portable elementwise kernel checks that its inputs and output share one "
-         "dim order (tensors_have_same_dim_order) and refuses the mix of channels-last and contiguous tensors "
-         "the program computes and eager accepts; to_executorch does not reject it",
+    Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op (add|clamp|div|mul|permute_copy|relu)\.out",
+         "InvalidArgument (0x12): the portable kernel (add, div, mul, permute_copy, ...) checks that its inputs "
+         "and output share one dim order (tensors_have_same_dim_order) and refuses the mix of channels-last and "
+         "contiguous tensors the program computes and eager accepts; to_executorch does not reject it",
          upstream=_UPSTREAM + "repro_runtime_mixed_dim_order_invalid_argument.py",
-         graphs=("corpus_464dc254", "corpus_7f0d7a1f", "targeted_layout_bn")),
-    Rule(_JUDGED, _RUNS, r"error: 0x12$", "InvalidArgument (0x12) with no op named (ETDump logged none): the "
-         "graph mixes a channels-last input with contiguous results as the mixed dim order repro does; the "
-         "instruction was not traced", upstream=_UPSTREAM + "repro_runtime_mixed_dim_order_invalid_argument.py",
-         graphs=("corpus_cabdaeb9",)),
-    Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op",
-         "InvalidArgument (0x12): a kernel's argument check refuses a program to_executorch accepted (the op is "
-         "named; the argument it refuses was not traced: a dynamic-batch executorch_prim op, max_pool2d_with_"
-         "indices with its int64 indices, dequantize_per_tensor.Tensor_out's tensor qparams)",
-         graphs=("corpus_9ba8ba0b", "corpus_ac0ffe7e", "targeted_quant_samsung2")),
+         graphs=("corpus_464dc254", "corpus_7f0d7a1f", "corpus_ac0ffe7e", "corpus_cabdaeb9", "targeted_layout_bn")),
+    Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op _native_batch_norm_legit_no_training\.out",
+         "InvalidArgument (0x12): the portable batch norm kernel takes an input in contiguous dim order only "
+         "(is_contiguous_dim_order) and refuses the channels-last tensor the program hands it, which eager and "
+         "to_executorch accept (no repro)", graphs=("corpus_9ba8ba0b",)),
+    Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op quantize_per_tensor\.Tensor_out",
+         "InvalidArgument (0x12): quantize_per_tensor.Tensor_out takes its scale as a float64 tensor only and "
+         "fails the call on the float32 one torch's reference takes and to_executorch accepts (the per-channel "
+         "quantize aborts on float32 scales: reports/upstream/repro_runtime_quantize_per_channel_float_scales_"
+         "abort.py; this op's refusal has no repro)", graphs=("targeted_quant_samsung2",)),
     Rule(_JUDGED, _RUNS, r"killed by SIGABRT",
          "the runtime's process aborts running the program: quantize_per_channel.out checks that its scales are "
          "float64 with ET_CHECK_MSG (\"scale.scalar_type() 6 is not double type\") and aborts on the float32 "

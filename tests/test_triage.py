@@ -79,6 +79,12 @@ def test_the_runtime_checks_violations_on_the_standard_cases_have_their_rule():
         ("runtime", "runtime_numerics", "draw sample, call 1: output 0: SQNR vs float 42.7 dB, Q/DQ program 44.6 dB "
          "(42.6 dB vs Q/DQ): 0.8 dB beyond the 1 dB allowed; first diverging op: quantize_per_tensor.out (node "
          "quantized_decomposed_quantize_per_tensor_default_10, instruction 44)", "resnet_basic_q8", "harness"),
+        ("runtime", "runtime_runs", "the runtime failed (execute) on draw sample: call 1: RuntimeError: Failed to "
+         "execute method forward, error: 0x12; it stopped at op permute_copy.out (instruction 8)", "corpus_cabdaeb9",
+         "bug"),
+        ("runtime", "runtime_runs", "the runtime failed (execute) on draw sample: call 1: RuntimeError: Failed to "
+         "execute method forward, error: 0x12; it stopped at op quantize_per_tensor.Tensor_out (instruction 1)",
+         "targeted_quant_samsung2", "bug"),
         ("runtime", "runtime_runs", "the runtime failed (child) on draw sample: the runtime's process died: killed by "
          "SIGABRT (Aborted)", "targeted_vulkan_qdq3", "bug"),
     ]
@@ -86,6 +92,8 @@ def test_the_runtime_checks_violations_on_the_standard_cases_have_their_rule():
         k = triage(pass_name, check, message, graph)
         assert k is not None and k.kind == kind, (pass_name, graph)
     assert "repro_runtime_mixed_dim_order" in triage(*cases[2][:4]).upstream
+    assert "repro_runtime_mixed_dim_order" in triage(*cases[-3][:4]).upstream
+    assert "float64 tensor only" in triage(*cases[-2][:4]).reason
     assert "repro_runtime_quantize_per_channel_float_scales" in triage(*cases[-1][:4]).upstream
     # passgate's comparison of a joint program is fixed (its reference holds the weights to_executorch returns):
     # the count mismatch it made has no rule left to explain it
