@@ -12,12 +12,14 @@ the runtime checks' verdict on a quantized edge program
   ``numerics`` check uses).
 - A quantized (Q/DQ) program, an ATen or an edge one, is judged the way
   the Vulkan ``fused_vs_float`` check judges a fusion: by SQNR against a
-  float model, with the Q/DQ program's own SQNR as the bound (:data:`SQNR_SLACK_DB` of slack). A
-  quantized case holds no float model, so its float twin is the Q/DQ program
-  with every activation ``quantize -> dequantize`` pair bypassed
-  (:func:`float_twin`; weights stay dequantized from their integers): the
-  quantization noise the Q/DQ program itself adds is the yardstick, and a
-  backend kernel may re-round but must not add noise beyond it.
+  float model, with the Q/DQ program's own SQNR as the bound
+  (:data:`SQNR_SLACK_DB` of slack). A quantized case holds no float model,
+  so its float twin is the Q/DQ program with every activation
+  ``quantize -> dequantize`` pair bypassed (:func:`float_twin`; weights stay
+  dequantized from their integers): the quantization noise the Q/DQ program
+  itself adds is the yardstick, and a backend kernel may re-round but must
+  not add noise beyond it. An output quantization does not reach is held to
+  the float tolerance.
 
 Running a ``.pte`` is :func:`harness.check.runtime_exec.run_pte`'s (a forked
 child, so a kernel that aborts is a verdict, not a dead run).

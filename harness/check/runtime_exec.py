@@ -7,11 +7,12 @@ under ``passgate run`` and ``passgate check``), so an abort is a
 ``runtime_runs`` verdict instead of a dead run. The child loads the program
 from its bytes, runs ``forward`` ``calls`` times on one loaded module (a
 mutated buffer lives in the module between calls, as on a device), and
-sends back each call's outputs (and, when a kernel fails a call, the
-instruction and operator the runtime logs for it); asked for them, it also sends back every
-instruction's intermediate outputs, read from an ETDump with the devtools'
-own parser (one ETDump run per call: the Inspector merges runs and asserts
-they are equal, which a stateful program's runs are not).
+sends back each call's outputs, or, when a kernel fails a call, the
+instruction and operator the runtime logs for it; asked for them, it also
+sends back every instruction's intermediate outputs, read from an ETDump
+with the devtools' own parser (one ETDump run per call: the Inspector
+merges runs and asserts they are equal, which a stateful program's runs are
+not).
 
 The check layer cannot import ``harness.run.forking`` (it sits above): this
 is the one small fork of the check layer, with the same plain-pickle
@@ -34,7 +35,7 @@ from typing import Any, Callable, Iterator, Optional
 __all__ = ["RuntimeRun", "InstructionOutput", "run_pte", "missing_kernels", "ChildDied", "in_child"]
 
 DEBUG_BUFFER_BYTES = 64 << 20
-# what the runtime logs (on fd 2 only) when a kernel fails a call: chain, instruction, operator
+# what the runtime logs (never raises) when a kernel fails a call: chain, instruction, operator
 _FAILED_AT = re.compile(r"KernelCall failed at instruction (\d+):(\d+) in operator (\S+?): 0x")
 
 

@@ -193,7 +193,8 @@ def first_divergence(reference_ep, exec_ep, handle_map: dict, runtime_calls: lis
 
 def failing_op(exec_ep, runtime_calls: list, call: int) -> Optional[tuple[str, int]]:
     """(op, instruction) of the first emitted op after the last instruction ETDump logged in call ``call``
-    (0-based): the op the runtime stopped at."""
+    (0-based): a guess at the op the runtime stopped at, for a failure the runtime logs no kernel for (a kernel
+    that fails a call is logged by the ETDump too: the runtime's own log names it)."""
     ops = emitted_ops(exec_ep)
     done = [item.instruction for item in runtime_calls[call]] if call < len(runtime_calls) else []
     last = max(done) if done else -1
