@@ -65,3 +65,29 @@ def strip_timings(value):
 
 def files_under(root: Path) -> set:
     return {str(p.relative_to(root)) for p in Path(root).rglob("*")}
+
+
+def two_file_catalog(tmp_path: Path, passgate_cache, prefix: str, passes: dict, name: str) -> dict:
+    """A catalog module ``<name>_catalog.py`` of one entry per ``passes`` item (``class name -> source``), each pass
+    in a module file of its own (so editing one changes one entry's dependencies), and a cache folder of our own
+    that links the shared lowered graphs. Returns the paths; the caller puts ``src`` on sys.path and forgets the
+    modules (``mods``) after."""
+    import uuid
+
+    tag = uuid.uuid4().hex[:8]
+    src = tmp_path / "src"
+    src.mkdir()
+    mods, rows = [], []
+    for i, (cls, text) in enumerate(passes.items()):
+        mod = f"{prefix}_{i}_{tag}"
+        (src / f"{mod}.py").write_text(text)
+        mods.append(mod)
+        rows.append(f"entry('{name}', '{mod}:{cls}', contract='{chr(ord('a') + i)}')")
+    (src / f"{name}_catalog.py").write_text("from harness.catalog import Catalog, entry\n"
+                                           f"CATALOG = Catalog('{name}', (), ({', '.join(rows)},))\n")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for f in Path(passgate_cache).glob("*.case"):
+        (cache / f.name).symlink_to(f)
+    return {"src": src, "cache": cache, "files": [src / f"{m}.py" for m in mods], "mods": tuple(mods),
+            "spec": f"{src}/{name}_catalog.py:CATALOG", "tmp": tmp_path}

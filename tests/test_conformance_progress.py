@@ -13,11 +13,11 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from run_helpers import two_file_catalog
 
 from harness.cli.main import main
 from harness.run import outlook
@@ -80,24 +80,10 @@ def test_durations_read_as_a_person_would_say_them(seconds, text):
 @pytest.fixture
 def catalog(tmp_path, passgate_cache, monkeypatch):
     """A catalog of a clean pass and a failing one, each in its own file, and a cache folder of our own."""
-    tag = uuid.uuid4().hex[:8]
-    mods = (f"pgp_clean_{tag}", f"pgp_drops_{tag}")
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / f"{mods[0]}.py").write_text(CLEAN)
-    (src / f"{mods[1]}.py").write_text(DROPS)
-    (src / "progress_catalog.py").write_text(
-        "from harness.catalog import Catalog, entry\n"
-        f"CATALOG = Catalog('pgp', (), (entry('pgp', '{mods[0]}:LookOnly', contract='a'),\n"
-        f"                              entry('pgp', '{mods[1]}:DropStackTraces', contract='b')))\n")
-    monkeypatch.syspath_prepend(str(src))
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    for f in Path(passgate_cache).glob("*.case"):
-        (cache / f.name).symlink_to(f)
-    yield {"spec": f"{src}/progress_catalog.py:CATALOG", "cache": cache, "clean": src / f"{mods[0]}.py",
-           "tmp": tmp_path}
-    for m in mods:
+    made = two_file_catalog(tmp_path, passgate_cache, "pgp", {"LookOnly": CLEAN, "DropStackTraces": DROPS}, "pgp")
+    monkeypatch.syspath_prepend(str(made["src"]))
+    yield {**made, "clean": made["files"][0]}
+    for m in made["mods"]:
         sys.modules.pop(m, None)
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
+from run_helpers import two_file_catalog
 
 from harness.cli.main import main
 from harness.report.diff import diff
@@ -53,24 +53,10 @@ class CountNodes(PassBase):
 @pytest.fixture
 def setup(tmp_path, passgate_cache, monkeypatch):
     """A catalog module of two entries, each pass in its own file, and a cache folder of our own."""
-    tag = uuid.uuid4().hex[:8]
-    mod_a, mod_b = f"pgi_a_{tag}", f"pgi_b_{tag}"
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / f"{mod_a}.py").write_text(PASS_A)
-    (src / f"{mod_b}.py").write_text(PASS_B)
-    (src / "inc_catalog.py").write_text(
-        "from harness.catalog import Catalog, entry\n"
-        f"CATALOG = Catalog('inc', (), (entry('inc', '{mod_a}:ReluToRelu', contract='a'),\n"
-        f"                              entry('inc', '{mod_b}:CountNodes', contract='b')))\n")
-    monkeypatch.syspath_prepend(str(src))
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    for f in Path(passgate_cache).glob("*.case"):
-        (cache / f.name).symlink_to(f)
-    yield {"src": src, "cache": cache, "a": src / f"{mod_a}.py", "b": src / f"{mod_b}.py", "mods": (mod_a, mod_b),
-           "tmp": tmp_path}
-    for m in (mod_a, mod_b):
+    made = two_file_catalog(tmp_path, passgate_cache, "pgi", {"ReluToRelu": PASS_A, "CountNodes": PASS_B}, "inc")
+    monkeypatch.syspath_prepend(str(made["src"]))
+    yield {**made, "a": made["files"][0], "b": made["files"][1]}
+    for m in made["mods"]:
         sys.modules.pop(m, None)
 
 

@@ -298,3 +298,41 @@ def test_an_entry_is_mutated_in_its_own_code_not_in_a_sibling_pass_of_its_module
     drawn = {m.qualname for _, m in sample_mutants([target], 10_000, 0)}
     every = {m.qualname for m in mutants_of(target.files[0], source_of(target.files[0]))}
     assert "FoldDoubleNeg.call" in every and drawn == {"ReluToClamp.call"}
+
+
+def test_corpus_adopt_copies_only_the_graphs_that_killed_and_a_distilled_cover_keeps_them(tmp_path):
+    """A candidate that detected a mutant (for the suite, or for the generated graphs alone) is copied unchanged
+    with its kills; one that killed nothing is not; rewriting the corpus as a cover of arcs keeps the adopted one;
+    an unreadable report is a one-line error, exit 2."""
+    import json
+
+    from harness.fuzz.corpus import INDEX, Entry, write
+
+    candidates, corpus = tmp_path / "cand", tmp_path / "corpus"
+    candidates.mkdir()
+    for name in ("corpus_aaaa0001", "corpus_bbbb0002", "corpus_cccc0003"):
+        (candidates / f"{name}.py").write_text(f"# {name}\ndef build():\n    pass\n")
+    doc = {"schema": "passgate-mutation", "mutants": [
+        {"entry": "e.One", "status": "killed", "killed_by": {"graph": "corpus_aaaa0001"}, "alone": "killed",
+         "alone_by": "corpus_aaaa0001"},
+        {"entry": "e.Two", "status": "killed", "killed_by": {"graph": "targeted_x"}, "alone": "killed",
+         "alone_by": "corpus_cccc0003"},
+        {"entry": "e.Two", "status": "survived", "killed_by": {}, "alone": "survived", "alone_by": ""}]}
+    report = tmp_path / "mutation.json"
+    report.write_text(json.dumps(doc))
+    proc = subprocess.run([EXE, "corpus", "adopt", "--from", str(candidates), "--mutation", str(report),
+                           "--out", str(corpus)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "adopted 2 graph(s)" in proc.stdout
+    assert sorted(p.name for p in corpus.glob("*.py")) == ["corpus_aaaa0001.py", "corpus_cccc0003.py"]
+    assert (corpus / "corpus_aaaa0001.py").read_text() == (candidates / "corpus_aaaa0001.py").read_text()
+    rows = {g["name"]: g for g in json.loads((corpus / INDEX).read_text())["graphs"]}
+    assert rows["corpus_aaaa0001"]["kills"] == {"e.One": 1} and rows["corpus_cccc0003"]["kills"] == {"e.Two": 1}
+    write(corpus, [Entry("corpus_dddd0004", "def build():\n    pass\n", "random_s0_1", {})], "kind",
+          replace_all=True)
+    assert {p.stem for p in corpus.glob("*.py")} == {"corpus_aaaa0001", "corpus_cccc0003", "corpus_dddd0004"}
+    assert {g["name"] for g in json.loads((corpus / INDEX).read_text())["graphs"]} == {
+        "corpus_aaaa0001", "corpus_cccc0003", "corpus_dddd0004"}
+    bad = subprocess.run([EXE, "corpus", "adopt", "--from", str(candidates), "--mutation", str(tmp_path / "no.json")],
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr

@@ -54,6 +54,15 @@ def add_parser(sub) -> None:
     d.add_argument("--cache-dir", metavar="DIR", help="lowered-graph cache (default $PASSGATE_CACHE_DIR)")
     d.add_argument("--no-cache", action="store_true", help="write no cache")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    a = inner.add_parser("adopt", help="copy the candidate graphs that killed mutants into the corpus",
+                         description="Copy into the corpus (unchanged) the graphs of --from that a mutation report "
+                                     "names as having detected a mutant (`passgate mutate --from OLD --graphs DIR` "
+                                     "writes one), with their kills in index.json; no other graph is copied. "
+                                     "Exit 0; 2 on an unreadable report or folder.")
+    a.add_argument("--from", dest="from_dir", required=True, metavar="DIR", help="the candidate graphs' folder")
+    a.add_argument("--mutation", required=True, metavar="MUTATION_JSON",
+                   help="a mutation report whose campaign judged those graphs")
+    a.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", help=f"the corpus folder (default {DEFAULT_OUT})")
     s = inner.add_parser("show", help="print a corpus graph, or a fuzz draw by name, as plain torch code")
     s.add_argument("name", metavar="NAME")
     s.add_argument("--from", dest="from_dirs", nargs="+", default=[DEFAULT_OUT], metavar="DIR",
@@ -67,7 +76,24 @@ def run(args) -> int:
 
         print(show(args.name, args.from_dirs))
         return ExitCode.OK
+    if args.corpus_command == "adopt":
+        return _adopt(args)
     return _distill(args)
+
+
+def _adopt(args) -> int:
+    from pathlib import Path
+
+    from harness.mutate.adopt import adopt
+    from harness.mutate.hunt import read_report
+
+    if not Path(args.from_dir).is_dir():
+        raise UsageError(f"--from folder not found: {args.from_dir}")
+    kills = adopt(Path(args.from_dir), read_report(args.mutation), Path(args.out))
+    for name, per_entry in sorted(kills.items()):
+        print(f"  {name}: kills {sum(per_entry.values())} ({', '.join(f'{e} {n}' for e, n in sorted(per_entry.items()))})")
+    print(f"adopted {len(kills)} graph(s) into {args.out}")
+    return ExitCode.OK
 
 
 def _distill(args) -> int:

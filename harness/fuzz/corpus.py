@@ -125,16 +125,28 @@ def write(folder: Path, entries: list[Entry], kind: str, meta: Optional[dict] = 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     names = {e.name for e in entries}
+    adopted = _adopted(folder) if replace_all else {}
     if replace_all:
         for old in _graph_files(folder):
-            if old.stem not in names and not old.stem.startswith(TARGETED_PREFIX):
+            if old.stem not in names | set(adopted) and not old.stem.startswith(TARGETED_PREFIX):
                 old.unlink()
     for e in entries:
         atomic_write_bytes(folder / f"{e.name}.py", render(e, kind, title).encode())
+    rows = [{"name": e.name, "file": f"{e.name}.py", "origin": e.origin, **e.info} for e in entries]
     index = {"schema": "passgate-corpus", "schema_version": 1, **(meta or {}),
-             "graphs": [{"name": e.name, "file": f"{e.name}.py", "origin": e.origin, **e.info} for e in entries]}
+             "graphs": rows + [row for name, row in adopted.items() if name not in names]}
     atomic_write_bytes(folder / INDEX, (json.dumps(index, indent=1, sort_keys=False, default=str) + "\n").encode())
     return folder
+
+
+def _adopted(folder: Path) -> dict:
+    """The index rows of graphs kept for the mutants they kill (``passgate corpus adopt``), whose files exist: a
+    distilled cover of arcs keeps them, since arcs are not what they were kept for."""
+    try:
+        listed = json.loads((Path(folder) / INDEX).read_text()).get("graphs", [])
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {g["name"]: g for g in listed if g.get("kills") and (Path(folder) / g.get("file", "")).is_file()}
 
 
 def write_kept(folder: Path, kept: list) -> Path:

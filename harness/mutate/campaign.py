@@ -109,11 +109,13 @@ class Outcome:
     note: str = ""
     alone: str = ""
     """The status the generated cases alone give it (same vocabulary; "" in a report from before the split)."""
+    alone_by: str = ""
+    """The generated graph that detected it, when one did (``killed_by`` names the suite's first detector)."""
 
     def to_json(self) -> dict:
         return {**self.mutant.to_json(), "entry": self.entry, "catalog": self.catalog, "status": self.status,
                 "cases": self.cases, "killed_by": self.killed_by, "seconds": round(self.seconds, 3),
-                "note": self.note, "alone": self.alone}
+                "note": self.note, "alone": self.alone, "alone_by": self.alone_by}
 
 
 def _catalog_of(target) -> str:
@@ -309,7 +311,7 @@ def _judge_reached(out: Outcome, target, reached: list, cases: dict, config: Run
                              "kind": "worsened" if first in verdict.worsened else "new",
                              "message": (first.get("now") or first.get("message") or "")[:300]}
             if i < generated:
-                out.alone = out.status
+                out.alone, out.alone_by = out.status, run.graph
             return
         tally.add(results, signature, run.signature)
     out.status = tally.status()

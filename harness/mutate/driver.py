@@ -166,7 +166,8 @@ def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *,
     camp.outcomes, todo = [], []
     for (t, m), before in zip(pairs, old["mutants"]):
         kept = Outcome(m, t.name, t.catalog or "pass", before["status"], list(before["cases"]),
-                       dict(before["killed_by"]), before["seconds"], before["note"], before.get("alone", ""))
+                       dict(before["killed_by"]), before["seconds"], before["note"], before.get("alone", ""),
+                       before.get("alone_by", ""))
         camp.outcomes.append(kept)
         open_ = before["status"] in _OPEN or (kept.alone or "not_reached") in _OPEN
         if open_ and before["status"] != "not_applied" and camp.references[t.name].reaching(m):
@@ -177,6 +178,7 @@ def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *,
         was = camp.outcomes[todo[k]]
         now.cases = was.cases + [c for c in now.cases if c not in was.cases]
         now.alone = merged(was.alone or "not_reached", now.alone)
+        now.alone_by = was.alone_by or now.alone_by
         if was.status not in _OPEN:  # detected before: judged again only for the generated cases' verdict
             now.status, now.killed_by, now.note = was.status, was.killed_by, was.note
         elif now.status in _OPEN and "survived" in (was.status, now.status):  # an old difference still counts
