@@ -1,10 +1,10 @@
 """What judging the IR checks on every search draw costs: the IR checks' seconds against the whole draw's.
 
 ``passgate vulkan``'s search judges the IR checks of the fused program
-(:mod:`vulkan.ircheck`) on every draw. Per draw of a fixed, seeded
+(:mod:`vulkan.judging.ircheck`) on every draw. Per draw of a fixed, seeded
 workload (``--ops``, ``--examples`` draws each, under both built-in
 fusions, the fused-program cache as configured), this times, back to back
-in one process: the draw as the search judges it (:func:`vulkan.evaluate.evaluate`,
+in one process: the draw as the search judges it (:func:`vulkan.search.evaluate.evaluate`,
 IR checks included), then the IR checks alone on the same fused program.
 The figure is the IR checks' share of a draw. The machine's load average is
 recorded before and after. Run::
@@ -23,10 +23,12 @@ __all__ = ["measure", "main"]
 
 
 def _ir_seconds(desc, fuse) -> float:
-    from vulkan import fusion, lowering, spaces
-    from vulkan.context import CaseContext
-    from vulkan.executors import ReferenceExecutor
-    from vulkan.ircheck import ir_checks
+    from vulkan.backend import fusion
+    from vulkan.backend.executors import ReferenceExecutor
+    from vulkan.cases import lowering
+    from vulkan.judging.context import CaseContext
+    from vulkan.judging.ircheck import ir_checks
+    from vulkan.search import spaces
 
     vcase = spaces.desc_case(desc)
     qdq = lowering.load(vcase.spec)
@@ -37,8 +39,10 @@ def _ir_seconds(desc, fuse) -> float:
 
 
 def measure(ops: list, examples: int) -> dict:
-    from vulkan import flows, fusion, search, spaces
-    from vulkan.evaluate import evaluate
+    from vulkan.backend import fusion
+    from vulkan.cases import flows
+    from vulkan.search import op_search, spaces
+    from vulkan.search.evaluate import evaluate
 
     rows = []
     with fusion.pattern_graphs_memoized(), flows.quantizer_patterns_memoized():
@@ -46,7 +50,7 @@ def measure(ops: list, examples: int) -> dict:
         for op in ops:
             for mode in ("vulkan-preprocess", "fuse-patterns"):
                 fuse = fusion.builtin(mode)
-                for desc in search.draws(spaces.space(op), 0, examples)[:examples]:
+                for desc in op_search.draws(spaces.space(op), 0, examples)[:examples]:
                     started = time.perf_counter()
                     out = evaluate(desc, fuse)
                     draw_s = time.perf_counter() - started

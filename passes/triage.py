@@ -33,7 +33,7 @@ VK_META = ET + "backends/vulkan/patterns"
 __all__ = ["Rule", "RULES", "VULKAN_CHECKS", "attr_of", "triage"]
 
 _META = ("meta_stack_trace", "meta_nn_module_stack")
-_FUSIONS = ("vulkan-preprocess", "fuse-patterns")  # vulkan.fusion's built-in fusions, as the Vulkan checks name them
+_FUSIONS = ("vulkan-preprocess", "fuse-patterns")  # vulkan.backend.fusion's built-in fusions, as the Vulkan checks name them
 VULKAN_CHECKS = check_ids("vulkan")
 _DIAGNOSED = ""  # reason: the diagnosis passgate's Vulkan checks wrote into the message ("Fault: ...")
 
@@ -192,7 +192,7 @@ RULES: tuple[Rule, ...] = (
     Rule(("ReplaceViewCopyWithViewPass",), ("verifier",), r"AssertionError",
          "turns view_copy into aten.view, which only the memory-planned ExecuTorch dialect accepts; the edge "
          "verifier asserts on it (the pass belongs to to_executorch, after memory planning)", "by-design"),
-    # -- Vulkan fusions on the search's committed shrunk failures (vulkan/pinned.py SHRUNK_FILE) ----------
+    # -- Vulkan fusions on the search's committed shrunk failures (vulkan/search/pinned.py SHRUNK_FILE) ----------
     # Ahead of the two generic rules below on purpose (the first matching rule wins): a crash's "Fault:" only
     # says that the pass raised, and "fused a pattern it must decline" was first seen on q8ta_add; these say
     # which check in which pattern fails, read from the pass's traceback and the search's boundary.
@@ -245,7 +245,7 @@ RULES: tuple[Rule, ...] = (
          "output with N padded to a multiple of 4 ((1, 4) for N = 1) and the asymmetric weight's zero points are "
          "dropped (see fusion_expected), so no single reading of the fused arguments matches",
          upstream=VK_META + "/quantized_linear.py"),
-    # -- Vulkan Q/DQ fusions: vulkan.diagnose already says which op, by how much and why ----------------
+    # -- Vulkan Q/DQ fusions: vulkan.judging.diagnose already says which op, by how much and why ----------------
     Rule(_FUSIONS, VULKAN_CHECKS, r"Fault:", _DIAGNOSED),
     Rule(_FUSIONS, VULKAN_CHECKS, r"SQNR vs float",
          "the fused program's SQNR against the float model is far below the Q/DQ program's: the fusion computes "

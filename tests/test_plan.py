@@ -103,9 +103,9 @@ def test_content_plugs_in_through_entry_points():
     def group(name):
         return {ep.name: ep.value for ep in entry_points(group=name)}
 
-    assert group("passgate.units") == {"vulkan": "vulkan.unit:units"}
+    assert group("passgate.units") == {"vulkan": "vulkan.entry.unit:units"}
     assert group("passgate.triage") == {"passgate": "passes.triage:triage"}
-    assert commands()["vulkan"] == "vulkan.cli" and list(commands())[-1] == "vulkan"  # after the engine's own
+    assert commands()["vulkan"] == "vulkan.entry.command" and list(commands())[-1] == "vulkan"  # after the engine's own
     assert sources.static_sources() == ("builtin", "zoo", "quantized", "corpus")  # not the entry points' name order
     assert set(registered_pipelines()) == {"vulkan", "xnnpack", "to_executorch"}
 

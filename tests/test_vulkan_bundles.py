@@ -16,9 +16,10 @@ import pytest
 from harness.cli.main import main
 from harness.report import bundles as bx
 from harness.run.bundle import file_stem
-from vulkan import bundles, search, spaces
-from vulkan.evaluate import Outcome
-from vulkan.search import OpSearch
+from vulkan.reports import bundles
+from vulkan.search import op_search, spaces
+from vulkan.search.evaluate import Outcome
+from vulkan.search.op_search import OpSearch
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def _outcome(desc, statuses: dict) -> Outcome:
 
 
 def test_a_case_is_bundled_only_when_every_fusion_that_judged_it_passes_and_once_per_configuration():
-    first, second = search.draws(spaces.space("et_vk.q8ta_add"), 0, 6)[:2]
+    first, second = op_search.draws(spaces.space("et_vk.q8ta_add"), 0, 6)[:2]
     ok = {"fusion_expected": "pass", "fused_vs_qdq": "pass", "fused_vs_float": "pass", "meta_stack_trace": "fail"}
 
     def op(*outcomes) -> OpSearch:

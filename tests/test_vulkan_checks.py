@@ -2,7 +2,7 @@
 
 FusePatternsPass costs 3-4 s per call, so each pinned case is lowered and
 fused once per module (and cached on disk across runs and workers by
-vulkan.lowering); broken fusions are never cached and run once each.
+vulkan.cases.lowering); broken fusions are never cached and run once each.
 """
 
 from __future__ import annotations
@@ -15,9 +15,12 @@ from executorch.backends.vulkan._passes.fuse_patterns import FusePatternsPass
 
 from harness.check.loading import from_object
 from harness.core.results import Status
-from vulkan import fusion, recipes, suite, table
-from vulkan.catalog import BY_NAME
-from vulkan.recipes import FUSE_PATTERNS, PREPROCESS
+from vulkan.backend import fusion
+from vulkan.cases import recipes
+from vulkan.cases.catalog import BY_NAME
+from vulkan.cases.recipes import FUSE_PATTERNS, PREPROCESS
+from vulkan.judging import suite
+from vulkan.reports import table
 
 CASES = {
     "linear": ("q8ta_linear[xnnpack]", {"K": 16, "N": 8, "lead": [4], "bias": True}),
@@ -196,7 +199,7 @@ def test_per_op_table_rows():
 
 def test_case_outputs_are_torch_tensors_and_inputs_untouched():
     c = case("dw")
-    from vulkan import lowering
+    from vulkan.cases import lowering
 
     qdq = lowering.load(c.spec)
     before = [x.clone() for x in qdq.inputs]

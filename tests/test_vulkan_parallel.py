@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from vulkan import work, workers
+from harness.run import fork_each
+from vulkan.entry import work
 
 VENDOR = Path(__file__).parent / "data" / "vulkan_vendor_passes.py"
 OPS = ["q8ta_relu", "q8ta_add"]
@@ -81,8 +82,10 @@ def test_search_with_two_workers_draws_and_judges_as_one(main, tmp_path):
 
 def test_shards_are_disjoint_cover_the_run_and_keep_its_order():
     from harness.core.shards import Shard
-    from vulkan import catalog, fusion, spaces
-    from vulkan.recipes import MODES
+    from vulkan.backend import fusion
+    from vulkan.cases import catalog
+    from vulkan.cases.recipes import MODES
+    from vulkan.search import spaces
 
     fusions = [fusion.builtin(m) for m in MODES]
     for everything in (work.case_items(fusions, catalog.select(), 1, 0), work.search_items(fusions, spaces.select())):
@@ -127,7 +130,8 @@ def test_rerun_hits_the_fusion_cache_and_an_edited_pass_misses(main, tmp_path):
 def test_a_corrupt_fusion_entry_is_a_miss(main, tmp_path):
     from harness.check.loading import load_pass
     from harness.graphs.cache import default_cache
-    from vulkan import catalog, fusion, lowering
+    from vulkan.backend import fusion
+    from vulkan.cases import catalog, lowering
 
     spec = _vendor_copy(tmp_path, "corrupt")
     _run(main, spec, tmp_path / "first")
@@ -159,7 +163,7 @@ def test_workers_deliver_values_failures_and_deaths():
         return fns[i], 2.0 if i == 3 else 60.0
 
     started = time.monotonic()
-    workers.run(4, prepare, got.__setitem__, jobs=2)
+    fork_each.run(4, prepare, got.__setitem__, jobs=2)
     assert time.monotonic() - started < 20
     assert got[0] == 7
     assert "ZeroDivisionError" in got[1].message
@@ -181,7 +185,7 @@ def test_an_interrupt_kills_the_running_workers_and_keeps_what_was_delivered():
 
     written = []
     started = time.monotonic()
-    status = work.guarded(lambda: workers.run(3, prepare, deliver, jobs=2) or 0, lambda: written.append(dict(got)))
+    status = work.guarded(lambda: fork_each.run(3, prepare, deliver, jobs=2) or 0, lambda: written.append(dict(got)))
     assert status == 130 and written == [{0: "first"}] and time.monotonic() - started < 30
     assert not [p for p in multiprocessing.active_children() if p.name.startswith("passgate-vulkan")]
 
@@ -199,7 +203,7 @@ def test_sigterm_writes_the_partial_report_and_exits_1():
 
 def test_source_digest_follows_the_pass_and_its_helpers_not_other_files(tmp_path):
     from harness.check.loading import import_file
-    from vulkan.fusion import source_digest
+    from vulkan.backend.fusion import source_digest
 
     (tmp_path / "vk_helper_mod.py").write_text("SCALE = 1\n")
     (tmp_path / "unrelated.py").write_text("X = 1\n")

@@ -1,7 +1,7 @@
 """The gate's committed Vulkan shrunk failures: in the standard plan, and replayed to the failure the search recorded.
 
 The standard profile judges the search's shrunk failures
-(``fixtures/vulkan_cases/``, :func:`vulkan.pinned.shrunk_cases`) as units,
+(``fixtures/vulkan_cases/``, :func:`vulkan.search.pinned.shrunk_cases`) as units,
 so a fix or a regression of a defect the search found shows in the gate.
 These tests pin that the plan holds one unit per committed case, under the
 fusion that failed it, and that judging one gives the check the search
@@ -15,7 +15,7 @@ import json
 
 import pytest
 
-from vulkan import pinned
+from vulkan.search import pinned
 
 __all__: list = []
 
@@ -28,8 +28,9 @@ def _standard_units() -> list:
 
 
 def test_the_standard_plan_holds_one_unit_per_committed_shrunk_failure():
-    from vulkan import catalog, space, spaces
-    from vulkan.unit import ShrunkUnit
+    from vulkan.cases import catalog
+    from vulkan.entry.unit import ShrunkUnit
+    from vulkan.search import space, spaces
 
     entries = json.loads(pinned.SHRUNK_FILE.read_text())["cases"]
     units = _standard_units()
@@ -44,8 +45,8 @@ def test_the_standard_plan_holds_one_unit_per_committed_shrunk_failure():
 
 
 def test_shrunk_units_are_judged_on_the_checks_the_search_judges():
-    from vulkan.evaluate import DEVICE_CHECK, SEARCH_CHECKS
-    from vulkan.unit import SHRUNK_CHECKS
+    from vulkan.entry.unit import SHRUNK_CHECKS
+    from vulkan.search.evaluate import DEVICE_CHECK, SEARCH_CHECKS
 
     assert SHRUNK_CHECKS == SEARCH_CHECKS + (DEVICE_CHECK,)
 
@@ -63,7 +64,7 @@ def test_replaying_a_shrunk_unit_gives_the_recorded_failing_check(alpha_unit):
     from harness.core.config import RunConfig
     from harness.core.results import Status
     from passes.triage import triage
-    from vulkan.cli_search import replay_op
+    from vulkan.search.op_search import replay_op
 
     s = alpha_unit.shrunk
     assert s.check == "fused_vs_qdq"
@@ -73,7 +74,7 @@ def test_replaying_a_shrunk_unit_gives_the_recorded_failing_check(alpha_unit):
     assert by[s.check].status is Status.FAIL, by[s.check].message
     assert by[s.check].details["recorded_check"] == s.check and by[s.check].details["boundary"] == s.boundary
     # the --replay path (no diagnosis) gives the same verdicts on the gate's checks, and judges the IR checks too
-    from vulkan.evaluate import IR_CHECKS
+    from vulkan.search.evaluate import IR_CHECKS
 
     replayed = replay_op(s.op, [s.desc], alpha_unit.fusion, None, True, 120.0).draws[0]
     gate = {c: v for c, v in replayed.statuses.items() if c in by}

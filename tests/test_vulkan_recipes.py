@@ -14,7 +14,7 @@ BRIEF_OPS = ("linear_q4gsw", "linear_dq8ca_q4gsw", "linear_qcs4w", "_weight_int8
 
 
 def test_every_fused_op_has_a_recipe_and_declines_exist():
-    from vulkan.catalog import RECIPES
+    from vulkan.cases.catalog import RECIPES
 
     expected = {op.split(".")[-1] for r in RECIPES for op in r.expected}
     assert set(BRIEF_OPS) <= expected
@@ -26,8 +26,8 @@ def test_every_expected_op_is_a_registered_et_vk_op_with_a_reading():
     import executorch.backends.vulkan.custom_ops_lib  # noqa: F401
     from executorch.backends.vulkan.op_registry import vulkan_supported_ops
 
-    from vulkan import ref_ops
-    from vulkan.catalog import RECIPES
+    from vulkan.cases.catalog import RECIPES
+    from vulkan.judging import ref_ops
 
     names = {getattr(k, "__name__", str(k)) for k in vulkan_supported_ops}
     for r in RECIPES:
@@ -37,8 +37,8 @@ def test_every_expected_op_is_a_registered_et_vk_op_with_a_reading():
 
 
 def test_shape_draws_are_deterministic_and_seed_dependent():
-    from vulkan.catalog import BY_NAME
-    from vulkan.recipes import cases
+    from vulkan.cases.catalog import BY_NAME
+    from vulkan.cases.recipes import cases
 
     r = BY_NAME["q8ta_conv2d[xnnpack]"]
     a = [c.shape for c in cases(r, 4, seed=3)]
@@ -49,9 +49,9 @@ def test_shape_draws_are_deterministic_and_seed_dependent():
 
 
 def test_conv_shapes_cover_what_the_kernels_care_about():
-    from vulkan.catalog import BY_NAME
-    from vulkan.diagnose import traits
-    from vulkan.recipes import cases
+    from vulkan.cases.catalog import BY_NAME
+    from vulkan.cases.recipes import cases
+    from vulkan.judging.diagnose import traits
 
     seen: dict = {}
     for c in cases(BY_NAME["q8ta_conv2d[xnnpack]"], 16, seed=0):
@@ -62,10 +62,10 @@ def test_conv_shapes_cover_what_the_kernels_care_about():
 
 
 def test_preprocess_pass_order_matches_the_installed_vulkan_preprocess():
-    """vulkan.fusion copies the pass list out of VulkanBackend.preprocess: catch drift on upgrade."""
+    """vulkan.backend.fusion copies the pass list out of VulkanBackend.preprocess: catch drift on upgrade."""
     import executorch.backends.vulkan.vulkan_preprocess as vp
 
-    from vulkan.fusion import PREPROCESS_ORDER
+    from vulkan.backend.fusion import PREPROCESS_ORDER
 
     src = Path(vp.__file__).read_text()
     body = src[src.index("def preprocess("):]
@@ -77,7 +77,7 @@ def test_preprocess_pass_order_matches_the_installed_vulkan_preprocess():
 
 
 def _qdq_program():
-    from vulkan import models
+    from vulkan.cases import models
 
     m = models.QdqUnary(0.05, 3, 0.1, -2)
     x = torch.randint(-128, 128, (2, 3), dtype=torch.int8)
@@ -98,7 +98,7 @@ class _DqOut(torch.nn.Module):
 def test_lsb_of_a_dequantized_output_is_its_scale_and_int_outputs_count_in_units():
     from executorch.exir import EdgeCompileConfig, to_edge
 
-    from vulkan import tolerance
+    from vulkan.judging import tolerance
 
     ep, x = _qdq_program()
     p = tolerance.probe(ep, (x,))
@@ -115,7 +115,7 @@ def test_lsb_of_a_dequantized_output_is_its_scale_and_int_outputs_count_in_units
 
 
 def test_sqnr():
-    from vulkan.tolerance import sqnr
+    from vulkan.judging.tolerance import sqnr
 
     ref = torch.ones(100)
     assert sqnr(ref, ref) == float("inf")
@@ -124,7 +124,7 @@ def test_sqnr():
 
 
 def test_executorch_vulkan_executor_says_why_it_is_unavailable():
-    from vulkan.executors import ExecutorchVulkanExecutor, load_executor, registered_backends
+    from vulkan.backend.executors import ExecutorchVulkanExecutor, load_executor, registered_backends
 
     ok, why = ExecutorchVulkanExecutor().available()
     if "VulkanBackend" in registered_backends():
@@ -137,7 +137,7 @@ def test_executorch_vulkan_executor_says_why_it_is_unavailable():
 
 def test_vendor_executor_spec_is_loaded_from_a_file(tmp_path):
     from harness.core.errors import UsageError
-    from vulkan.executors import load_executor
+    from vulkan.backend.executors import load_executor
 
     f = tmp_path / "vendor_exec.py"
     f.write_text("class Dev:\n    name = 'dev'\n    def run(self, subject, inputs):\n        return []\n")

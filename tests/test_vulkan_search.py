@@ -19,12 +19,14 @@ from pathlib import Path
 import pytest
 
 from harness.check.loading import load_pass
-from vulkan import boundary, flows, fusion, search, space, spaces
-from vulkan.cli_search import DEFAULT_BUDGET
-from vulkan.evaluate import evaluate
-from vulkan.recipes import FUSE_PATTERNS
-from vulkan.search_report import CSV_COLUMNS
-from vulkan.space import CaseDesc, freeze
+from vulkan.backend import fusion
+from vulkan.cases import flows
+from vulkan.cases.recipes import FUSE_PATTERNS
+from vulkan.entry.search_run import DEFAULT_BUDGET
+from vulkan.reports.search_report import CSV_COLUMNS
+from vulkan.search import boundary, op_search, space, spaces
+from vulkan.search.evaluate import evaluate
+from vulkan.search.space import CaseDesc, freeze
 
 VENDOR = Path(__file__).parent / "data" / "vulkan_vendor_passes.py"
 
@@ -39,9 +41,9 @@ def fast_patterns():
         yield
 
 
-def _search(op: str, fuse) -> tuple[search.OpSearch, float]:
+def _search(op: str, fuse) -> tuple[op_search.OpSearch, float]:
     started = time.perf_counter()
-    result = search.search_op(spaces.space(op), fuse, seed=0, budget_s=DEFAULT_BUDGET)
+    result = op_search.search_op(spaces.space(op), fuse, seed=0, budget_s=DEFAULT_BUDGET)
     assert not result.error, result.error
     return result, time.perf_counter() - started
 
@@ -100,7 +102,7 @@ def test_vendor_ignoring_the_alpha_keyword_is_found_and_shrunk_from_the_command_
         runpy.run_path(str(repro), run_name="__main__")
     assert exit_.value.code == 1
     # The same fusion with the keyword carried over holds on the shrunk case.
-    _holds_without_the_corruption(search.Defect("et_vk.q8ta_add", d["check"], None, space.from_json(d["case"]),
+    _holds_without_the_corruption(op_search.Defect("et_vk.q8ta_add", d["check"], None, space.from_json(d["case"]),
                                                 None), vendor("FixedAlphaFusion"))
     _check_csv(tmp_path / "vulkan_errors.csv", doc)
     print(f"alpha keyword: {seconds:.0f} s")
@@ -130,7 +132,7 @@ def _check_csv(path: Path, doc: dict) -> None:
 def test_draws_are_deterministic_for_a_seed():
     sp = spaces.space("et_vk.q8ta_relu")
     fuse = fusion.builtin(FUSE_PATTERNS)
-    runs = [search.search_op(sp, fuse, seed=s, examples=3, probe=False) for s in (0, 0, 1)]
+    runs = [op_search.search_op(sp, fuse, seed=s, examples=3, probe=False) for s in (0, 0, 1)]
     descs = [[o.desc for o in r.draws] for r in runs]
     assert descs[0] == descs[1] and descs[0] != descs[2]
 
@@ -170,7 +172,9 @@ def test_every_space_draws_cases_its_builders_accept_and_probes_stay_in_the_spac
 
 
 def test_the_standard_profile_keeps_its_committed_cases_and_unit_names():
-    from vulkan import catalog, pinned, recipes, unit
+    from vulkan.cases import catalog, recipes
+    from vulkan.entry import unit
+    from vulkan.search import pinned
 
     drawn = [recipes.cases(r, 1, 0)[0] for r in catalog.RECIPES]
     assert [c.name for c in pinned.standard_cases()] == [c.name for c in drawn]
@@ -184,8 +188,8 @@ def test_the_standard_profile_keeps_its_committed_cases_and_unit_names():
 
 
 def test_memoized_pattern_graphs_give_the_same_quantized_and_fused_programs():
-    from vulkan import lowering
-    from vulkan.evaluate import evaluate as judge
+    from vulkan.cases import lowering
+    from vulkan.search.evaluate import evaluate as judge
 
     d = CaseDesc("et_vk.q8ta_conv2d_pw", "xnnpack", weight="sym", granularity="per_channel", act="static",
                  shape=freeze({"C_in": 3, "C_out": 5, "k": 1, "stride": 1, "padding": 0, "dilation": 1,
@@ -224,7 +228,7 @@ FIXTURE = Path(__file__).parent.parent / "fixtures" / "vulkan_cases" / "executor
 def test_committed_shrunk_cases_are_in_their_spaces_and_replay(tmp_path):
     """The shrunk failures a search found on executorch 1.5.1, replayed: each still fails its check."""
     from harness.cli.main import main
-    from vulkan.cli_search import load_cases
+    from vulkan.search.pinned import load_cases
 
     cases = load_cases(FIXTURE)
     assert cases

@@ -37,8 +37,8 @@ def _by_case(doc: dict, check: str) -> dict:
 
 
 def test_search_records_the_recipe_runs_ir_check_ids(searched):
-    from vulkan.ircheck import IR_CHECKS_ON_FUSED
-    from vulkan.suite import ALL_CHECKS
+    from vulkan.judging.ircheck import IR_CHECKS_ON_FUSED
+    from vulkan.judging.suite import ALL_CHECKS
 
     for _status, doc, _report in searched.values():
         checks = {r["check"] for r in doc["results"]}

@@ -39,7 +39,7 @@ from harness.check.numerics import compare_outputs, tolerance
 __all__ = ["SQNR_SLACK_DB", "SQNR_CAP_DB", "Verdict", "sqnr", "is_quantized", "float_twin", "flat", "eager_outputs",
            "registered_backends", "judge_float", "judge_quantized", "judge"]
 
-SQNR_SLACK_DB = 1.0  # as vulkan/checks.py allows a fused program against its Q/DQ program's SQNR
+SQNR_SLACK_DB = 1.0  # as vulkan/judging/checks.py allows a fused program against its Q/DQ program's SQNR
 SQNR_CAP_DB = 200.0  # a Q/DQ program identical to its float twin: the bound is this, less the slack
 
 

@@ -1,7 +1,7 @@
 """The ``passgate`` command line.
 
 Subcommands live in their own modules (``harness/cli/<command>.py``, and
-content's, e.g. ``vulkan/cli.py`` through the ``passgate.commands`` entry
+content's, e.g. ``vulkan/entry/command.py`` through the ``passgate.commands`` entry
 point group) and are listed by :func:`commands`; each module exposes
 ``add_parser(subparsers)`` and ``run(args) -> int`` and imports torch only
 inside ``run``, so ``passgate --help`` answers without the ~10 s import of
@@ -50,7 +50,7 @@ COMMANDS: dict[str, str] = {
 
 def commands() -> dict[str, str]:
     """Every subcommand: the engine's own (:data:`COMMANDS`), then by name the modules content registers under
-    the ``passgate.commands`` entry point group (``vulkan = "vulkan.cli"``); a registered name cannot replace an
+    the ``passgate.commands`` entry point group (``vulkan = "vulkan.entry.command"``); a registered name cannot replace an
     engine command. Reading the group imports none of them.
 
     Read when a parser is built, not at import: ``passgate check`` through a warm server never builds one, and

@@ -17,7 +17,7 @@ program (``exercised``); the failures, one collapsed ``<details>`` per pass
 environment.
 
 The engine knows no backend: content adds sections (Vulkan's per-op table
-and plots, ``vulkan.plots:report_section``) through the
+and plots, ``vulkan.reports.plots:report_section``) through the
 ``passgate.report_sections`` entry-point group. Each entry point is a
 callable ``report_section(doc) -> str`` returning an HTML fragment, "" when
 it has nothing to show; they appear sorted by entry-point name, after op

@@ -3,7 +3,7 @@
 A *unit* is one thing judged on one graph: a catalog entry (or a pass given
 by SPEC), a backend pipeline verified after every step, a backend
 partitioner, a case's program through the ExecuTorch runtime, or a unit content plugs in through the ``passgate.units`` entry
-point group (the Vulkan Q/DQ fusion cases of ``vulkan/unit.py``). Each kind
+point group (the Vulkan Q/DQ fusion cases of ``vulkan/entry/unit.py``). Each kind
 of unit knows the ``(pass name, check)`` items it is judged on and how to
 judge itself, so the plan has no per-kind branches and the engine imports no
 content. ``passgate run`` walks the units of a :class:`Plan` in one process;
@@ -363,7 +363,7 @@ def run_entry(e, cases, config, tally=None) -> list:
 def plugged_units(prof, seed: int) -> dict[str, list[Unit]]:
     """Entry point name -> the units each ``passgate.units`` provider gives for profile ``prof``, by name.
 
-    A provider is a callable ``(profile, seed) -> list of Unit`` (``vulkan/unit.py``: the fusion cases of
+    A provider is a callable ``(profile, seed) -> list of Unit`` (``vulkan/entry/unit.py``: the fusion cases of
     the profile's ``vulkan_count``).
     """
     out: dict[str, list[Unit]] = {}

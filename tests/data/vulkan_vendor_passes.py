@@ -11,7 +11,7 @@ import torch
 from executorch.backends.vulkan._passes.fuse_patterns import FusePatternsPass
 from executorch.exir.pass_base import PassResult
 
-from vulkan.tolerance import op_short
+from vulkan.judging.tolerance import op_short
 
 FUSE_PATTERNS = "fuse-patterns"
 
