@@ -1,6 +1,6 @@
 """The conformance suite as a pytest plugin: one test item per unit x pass x check.
 
-The workload is a :class:`harness.run.plan.Plan` of a profile (``standard`` by
+The workload is a :class:`harness.run.plan.RunPlan` of a profile (``standard`` by
 default: every catalog on the built-in and quantized graphs, the backend
 pipelines verified after every pass, the partitioners, one case per Vulkan
 Q/DQ fusion recipe), plus the pass-writing guide's reference passes on the

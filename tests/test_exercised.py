@@ -305,7 +305,7 @@ def test_not_exercised_entries_carry_the_catalogs_reason():
                                               "upstream": "exir/passes/debug_pass.py"}
     assert measure.why_not_exercised(missing) is None
     fail = {"status": "fail", "cases_changed": 0, "ran": 3, "message": "no case changed the program"}
-    rows = [measure.EntryCoverage(e.name, "demo", [], measure.Counts(), fail, measure.why_not_exercised(e))
+    rows = [measure.EntryCoverage(e.name, "demo", [], measure.CoverageCounts(), fail, measure.why_not_exercised(e))
             for e in (why, missing)]
     group = measure._group(rows, {}, lambda name: True)
     assert group["not_exercised"] == 2 and group["not_exercised_unexplained"] == ["demo.CSEPass"]

@@ -319,7 +319,7 @@ def test_a_unit_whose_process_dies_is_an_error_and_the_run_goes_on():
     from harness.core.config import RunConfig
     from harness.core.results import CheckResult, Status
     from harness.run.incremental import Incremental
-    from harness.run.plan import Plan, Unit
+    from harness.run.plan import RunPlan, Unit
 
     @dataclass(frozen=True)
     class Demo(Unit):
@@ -334,7 +334,7 @@ def test_a_unit_whose_process_dies_is_an_error_and_the_run_goes_on():
                 os.abort()
             return [(self.graph, f"demo.{self.name}", [CheckResult(f"demo.{self.name}", self.graph, "runs", Status.PASS)])]
 
-    plan = Plan(profile=None, catalogs=[], entries=[], runnable=[], skipped_slow=[], specs=[])
+    plan = RunPlan(profile=None, catalogs=[], entries=[], runnable=[], skipped_slow=[], specs=[])
     units = [Demo("aborts", "g"), Demo("fine", "g")]
     out = Incremental(cache=None).execute(plan, units, RunConfig(isolate=True))
     by = {(r.pass_name, r.check): r for r in out}

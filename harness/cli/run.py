@@ -121,7 +121,7 @@ def annotate_known(results, entries, specs_by_name) -> None:
 
 
 def plan_of(args):
-    """The :class:`harness.run.plan.Plan` ``run``'s options select (shared with ``baseline update``)."""
+    """The :class:`harness.run.plan.RunPlan` ``run``'s options select (shared with ``baseline update``)."""
     from harness.run import plan
 
     return plan.build(args.profile, catalogs=args.catalog, only=args.only, graphs=args.graphs, count=args.count,

@@ -44,7 +44,7 @@ from harness.fuzz.measure import Observation, failed, observe
 from harness.fuzz.targets import BranchCounter, Target
 from harness.fuzz.workers import evaluate
 
-__all__ = ["GENERATION", "MUTATE_SHARE", "FRESH_FIRST", "Kept", "Counts", "Fuzzer"]
+__all__ = ["GENERATION", "MUTATE_SHARE", "FRESH_FIRST", "Kept", "DrawCounts", "Fuzzer"]
 
 GENERATION = 4  # draws planned at once: fixed, so -j never changes which graphs are drawn
 MUTATE_SHARE = 0.5  # share of a generation that mutates kept graphs, once there are some
@@ -72,7 +72,9 @@ class Kept:
 
 
 @dataclass
-class Counts:
+class DrawCounts:
+    """What a fuzz session drew: generations, draws (of them mutants), and the draws not measured or that crashed."""
+
     generations: int = 0
     draws: int = 0
     mutants: int = 0
@@ -102,7 +104,7 @@ class Fuzzer:
         self.base_arcs: dict[str, set] = {n: set() for n in names}  # what the baseline graphs reached
         self.base_atoms: dict[str, set] = {n: set() for n in names}
         self.kept: list[Kept] = []
-        self.counts = Counts()
+        self.counts = DrawCounts()
         self._next_fresh = 0
         self._seen: set[str] = set()
         self._branches = BranchCounter()

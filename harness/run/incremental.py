@@ -1,7 +1,7 @@
 """Judging a plan's units incrementally: reuse what is recorded and unchanged, run the rest, record it.
 
 One place for what ``passgate run --incremental`` and the conformance suite
-do around :meth:`harness.run.plan.Plan.run`:
+do around :meth:`harness.run.plan.RunPlan.run`:
 
 1. the static key of every unit (:func:`harness.run.verdicts.static_key`);
 2. with ``changed`` files (``--changed-since`` / ``--affected-by``), the units
@@ -28,7 +28,7 @@ from harness.core.memory import collection_resumed
 from harness.core.results import CheckResult, Status
 from harness.run import affected, deps, parallel, verdicts
 
-__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "UNRECORDED_SECONDS", "Counts", "Incremental", "case_key", "unit_record_key",
+__all__ = ["RAN", "REUSED", "NOT_AFFECTED", "UNRECORDED_SECONDS", "ReuseCounts", "Incremental", "case_key", "unit_record_key",
            "own_files", "lost"]
 
 RAN, REUSED, NOT_AFFECTED = "ran", "reused", "not_affected"
@@ -46,7 +46,7 @@ def case_key(plan, unit) -> str:
 
 
 @dataclass
-class Counts:
+class ReuseCounts:
     """What an incremental judging did, unit by unit (what the summary and results.json say)."""
 
     units: int = 0
@@ -74,7 +74,7 @@ class Incremental:
     reuse: bool = True
     changed: Optional[set] = None
     run: dict = field(default_factory=verdicts.new_run)
-    counts: Counts = field(default_factory=Counts)
+    counts: ReuseCounts = field(default_factory=ReuseCounts)
     keys: dict = field(default_factory=dict)  # unit key -> static key (None: uncacheable)
     states: dict = field(default_factory=dict)  # unit key -> RAN, REUSED or NOT_AFFECTED
     _hashed: bool = False

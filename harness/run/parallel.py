@@ -1,6 +1,6 @@
 """``passgate run -j N``: a plan's units judged N at a time, handed on in the order of a ``-j 1`` run.
 
-At ``-j 1`` the units are judged group by group (:meth:`harness.run.plan.Plan.run`):
+At ``-j 1`` the units are judged group by group (:meth:`harness.run.plan.RunPlan.run`):
 a catalog entry's graphs in one forked worker, every pipeline, partitioner or
 runtime unit in a forked child of its own. ``-j N`` hands the same work to the
 isolation pool ``passgate check -j`` uses (:mod:`harness.run.isolation`): a
@@ -165,7 +165,7 @@ def judge(steps: list, cases: dict, config: RunConfig, tally=None, done: Optiona
 
 
 def _results(task, unit, payload, tally, done, on_lost) -> list[CheckResult]:
-    """A finished task's results, counted and recorded as ``Plan.run`` counts and records them."""
+    """A finished task's results, counted and recorded as ``RunPlan.run`` counts and records them."""
     if isinstance(payload, Lost):
         return on_lost(unit, payload.cause) if on_lost is not None else []
     if isinstance(task, PairTask):

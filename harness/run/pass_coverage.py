@@ -33,7 +33,7 @@ from typing import Callable, Iterable, Optional
 from harness.core.results import PASS_LEVEL
 from harness.run import reachable
 
-__all__ = ["OMIT", "Counts", "FileCoverage", "EntryCoverage", "executorch_root", "start",
+__all__ = ["OMIT", "CoverageCounts", "FileCoverage", "EntryCoverage", "executorch_root", "start",
            "entry_modules", "measured_modules", "file_coverage", "exercised_verdicts", "joined_verdicts", "why_not_exercised",
            "analyse"]
 
@@ -62,7 +62,7 @@ def start(data_file: Optional[str] = None, started: bool = True):
 
 
 @dataclass
-class Counts:
+class CoverageCounts:
     """Statements and branches of some files, and how many of each the corpus executed."""
 
     statements: int = 0
@@ -70,7 +70,7 @@ class Counts:
     branches: int = 0
     covered_branches: int = 0
 
-    def add(self, other: "Counts") -> None:
+    def add(self, other: "CoverageCounts") -> None:
         self.statements += other.statements
         self.executed += other.executed
         self.branches += other.branches
@@ -90,7 +90,7 @@ class Counts:
 
 
 @dataclass
-class FileCoverage(Counts):
+class FileCoverage(CoverageCounts):
     module: str = ""
     missing_lines: list = field(default_factory=list)
     missing_branches: list = field(default_factory=list)  # [from line, to line] (negative: exit)
@@ -106,7 +106,7 @@ class EntryCoverage:
     name: str
     catalog: str
     modules: list  # the entry's own source modules (SPEC module first)
-    counts: Counts
+    counts: CoverageCounts
     exercised: Optional[dict] = None  # {status, cases_changed, ran, message} from the run's exercised record
     # why no graph can exercise it: the catalog's known ``exercised`` failure ({kind, reason, upstream}); None when
     # the catalog gives no reason (then a graph that triggers the pass is simply missing from the corpus)
@@ -219,8 +219,8 @@ def joined_verdicts(*runs: dict[str, dict]) -> dict[str, dict]:
     return out
 
 
-def _sum(files: Iterable[FileCoverage]) -> Counts:
-    total = Counts()
+def _sum(files: Iterable[FileCoverage]) -> CoverageCounts:
+    total = CoverageCounts()
     for f in files:
         total.add(f)
     return total

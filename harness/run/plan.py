@@ -6,7 +6,7 @@ partitioner, a case's program through the ExecuTorch runtime, or a unit content 
 point group (the Vulkan Q/DQ fusion cases of ``vulkan/entry/unit.py``). Each kind
 of unit knows the ``(pass name, check)`` items it is judged on and how to
 judge itself, so the plan has no per-kind branches and the engine imports no
-content. ``passgate run`` walks the units of a :class:`Plan` in one process;
+content. ``passgate run`` walks the units of a :class:`RunPlan` in one process;
 the conformance suite (``conformance/``) turns each unit's items into pytest
 items and lets pytest-xdist spread the units over workers. Both build the
 plan here, so "the standard profile" is the same work whichever way it is
@@ -36,7 +36,7 @@ from harness.run.profiles import RUNTIME_LEGS, available_graphs, profile
 from harness.run.scheduler import check_all
 
 __all__ = ["ENTRY", "PASS", "PIPELINE", "PARTITIONER", "RUNTIME", "Unit", "EntryUnit", "PassUnit",
-           "PipelineUnit", "PartitionerUnit", "RuntimeUnit", "Plan", "step_name", "entry_config", "run_entry",
+           "PipelineUnit", "PartitionerUnit", "RuntimeUnit", "RunPlan", "step_name", "entry_config", "run_entry",
            "plugged_units", "build"]
 
 ENTRY, PASS, PIPELINE, PARTITIONER, RUNTIME = "entry", "pass", "pipeline", "partitioner", "runtime"
@@ -49,7 +49,7 @@ class Unit:
 
     Two units are equal when their kind, name and graph are: what a unit
     carries to judge itself (an entry, a pipeline, a fusion) is not part of
-    its identity, so units of two ``Plan.units()`` calls compare equal.
+    its identity, so units of two ``RunPlan.units()`` calls compare equal.
     """
 
     name: str  # entry, pass, pipeline or partitioner name; for a Vulkan fusion case, the fusion's name
@@ -199,7 +199,9 @@ class PartitionerUnit(Unit):
 
 
 @dataclass
-class Plan:
+class RunPlan:
+    """What one ``passgate run`` judges: the selected catalogs' entries, graphs, pipelines, partitioners and units."""
+
     profile: object  # harness.run.profiles.Profile
     catalogs: list
     entries: list  # every entry of the selected catalogs, runnable or not
@@ -377,7 +379,7 @@ def build(profile_name: str = "standard", catalogs: Optional[list] = None, only:
           pipelines: Optional[list] = None, no_pipelines: bool = False,
           partitioners: Optional[list] = None, no_partitioners: bool = False,
           passes: tuple = (), pass_graphs: tuple = ("builtin",), plugged: Optional[bool] = None,
-          runtime: Optional[bool] = None) -> Plan:
+          runtime: Optional[bool] = None) -> RunPlan:
     """The plan of a profile, narrowed the way ``passgate run``'s options narrow it.
 
     An explicit ``--catalog`` or ``--only`` (or ``--graphs``, for the plugged
@@ -405,6 +407,6 @@ def build(profile_name: str = "standard", catalogs: Optional[list] = None, only:
             applied[p.name] = [s.name for s in specs if s.name in pass_specs]
     with_plugged = plugged if plugged is not None else not (narrowed or graphs)
     legs = RUNTIME_LEGS if runtime else (() if runtime is not None or narrowed else prof.runtime)
-    return Plan(prof, cats, entries, runnable, skipped_slow, specs, notes, loaded_passes,
+    return RunPlan(prof, cats, entries, runnable, skipped_slow, specs, notes, loaded_passes,
                 [resolve_pipeline(n) for n in pipeline_names], partitioner_names, applied,
                 plugged_units(prof, seed) if with_plugged else {}, runtime=tuple(legs))

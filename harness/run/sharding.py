@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Optional, Sequence
 from harness.core.shards import Shard
 from harness.run.scheduler import check_all
 
-__all__ = ["work_items", "assigned", "Plan", "plan", "split"]
+__all__ = ["work_items", "assigned", "ShardPlan", "plan", "split"]
 
 
 def work_items(pass_names: Iterable[str], graph_names: Iterable[str]) -> list[tuple[str, str]]:
@@ -47,7 +47,7 @@ def assigned(shard: Optional[Shard], pass_names: Sequence[str], graph_names: Seq
 
 
 @dataclass
-class Plan:
+class ShardPlan:
     """What one shard runs: its (pass, graph) pairs and the graph specs they need.
 
     Computed from the whole selection, never from the cases a shard loads,
@@ -72,10 +72,10 @@ class Plan:
                 results.extend(check_all([p], subset, config, tally))
         return results
 
-def plan(shard: Optional[Shard], pass_names: Sequence[str], specs: Sequence) -> Plan:
+def plan(shard: Optional[Shard], pass_names: Sequence[str], specs: Sequence) -> ShardPlan:
     pairs = assigned(shard, pass_names, [s.name for s in specs])
     used = {g for _, g in pairs}
-    return Plan(shard, pairs, [s for s in specs if s.name in used])
+    return ShardPlan(shard, pairs, [s for s in specs if s.name in used])
 
 
 def split(units: list, shard: Optional[Shard], key, costs: Optional[Callable[[list], list]] = None) -> list:

@@ -29,6 +29,8 @@ from typing import Any, Optional, Protocol
 
 import torch
 
+__all__ = ["Subject", "Executor", "ExecutorError", "ReferenceExecutor", "registered_backends",
+           "ExecutorchVulkanExecutor", "BUILTIN", "load_executor"]
 
 @dataclass
 class Subject:

@@ -28,6 +28,10 @@ import torch
 
 from harness.graphs.quantizers import patterns_memoized, pt2e
 
+__all__ = ["CALIBRATION_DRAWS", "calibration_set", "vulkan_weight_only", "vulkan_dynamic", "vulkan_static",
+           "xnnpack_static_per_channel", "xnnpack_static", "torchao_intx_weight_only", "torchao_8da_intx", "hand",
+           "VULKAN_PT2E"]
+
 # (model, sample inputs, shape) -> ExportedProgram; the shape lets a flow take e.g. its group size from it.
 Flow = Callable[[torch.nn.Module, tuple, dict], "torch.export.ExportedProgram"]
 

@@ -41,6 +41,9 @@ from harness.core.io import atomic_write_bytes
 from harness.graphs.cache import default_cache, roundtrip
 from harness.graphs.cases import CaseSpec, GraphCase
 
+__all__ = ["LOWERING_DEFINITION", "TIMINGS", "preserve_ops", "build_exported", "to_edge", "export_and_lower", "load",
+           "fused_spec", "load_fused", "store_fused"]
+
 LOWERING_DEFINITION = "exported cached; to_edge(EdgeCompileConfig(_check_ir_validity=False, preserve_ops=VulkanPartitioner ops_not_to_decompose)) v2"
 
 _MEMO: dict[str, GraphCase] = {}

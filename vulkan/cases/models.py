@@ -20,6 +20,9 @@ from typing import Optional
 import torch
 from torch import nn
 
+__all__ = ["Linear", "Conv", "Add", "Embedding", "QParams", "QdqUnary", "QdqAdd", "QdqPixelShuffle", "QdqLinear",
+           "FloatOfQdq", "output_qparams"]
+
 qd = torch.ops.quantized_decomposed
 
 

@@ -24,6 +24,9 @@ from harness.graphs.cases import CaseSpec, ModelInputs, definition_of
 from vulkan.cases import models
 from vulkan.cases.shapes import draw, shape_id
 
+__all__ = ["PREPROCESS", "FUSE_PATTERNS", "MODES", "LINEAR_ANCHORS", "Recipe", "VulkanCase", "case_spec", "cases",
+           "case", "DRAW_KINDS", "input_draws"]
+
 # Fusion modes (see vulkan.backend.fusion): the backend's whole preprocessing, or FusePatternsPass alone.
 PREPROCESS = "vulkan-preprocess"
 FUSE_PATTERNS = "fuse-patterns"

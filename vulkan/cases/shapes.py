@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hseed
 from hypothesis import strategies as st
 
+__all__ = ["draw", "shape_id", "M", "lead", "linear", "conv", "nchw", "qparams", "pixel_shuffle", "embedding"]
 
 def draw(strategy: st.SearchStrategy, count: int, seed: int) -> list[dict]:
     """``count`` distinct examples of ``strategy`` (dicts), deterministic in ``seed``."""

@@ -19,6 +19,9 @@ from harness.core.results import CheckResult, Status, result
 from vulkan.judging import tolerance
 from vulkan.judging.context import CaseContext
 
+__all__ = ["FUSED_PREFIX", "NOT_FUSIONS", "EXTRA_FUSED", "SQNR_SLACK_DB", "op_counts", "fusion_expected",
+           "compare_to_qdq", "fused_vs_qdq", "fused_vs_float", "device_vs_reference", "CHECK_FUNCTIONS"]
+
 FUSED_PREFIX = "et_vk."
 NOT_FUSIONS = {"et_vk.prepack"}  # inserted by insert_prepack_nodes after partitioning, handled by the builder
 EXTRA_FUSED = {"_weight_int8pack_mm"}

@@ -19,6 +19,8 @@ from vulkan.backend.fusion import FusionRun
 from vulkan.cases.recipes import VulkanCase, _draw, input_draws
 from vulkan.judging import tolerance
 
+__all__ = ["SQNR_MIN_ELEMENTS", "SQNR_MAX_DRAWS", "Outputs", "CaseContext"]
+
 SQNR_MIN_ELEMENTS = 512  # output elements per SQNR figure: enough that +-1 dB is not chance
 SQNR_MAX_DRAWS = 32
 

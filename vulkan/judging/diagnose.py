@@ -29,6 +29,8 @@ import torch
 from vulkan.judging import ref_ops, tolerance
 from vulkan.judging.context import CaseContext
 
+__all__ = ["readings", "HYPOTHESES", "pass_hypotheses", "diagnose_mismatch", "diagnose_crash",
+           "diagnose_fusion_crash", "traits", "shape_explanation"]
 
 def _fused_ops(ep) -> list[str]:
     ops = []

@@ -21,6 +21,8 @@ import time
 
 from harness.core.results import CheckResult, Status, result
 
+__all__ = ["IR_CHECKS_ON_FUSED", "ir_checks"]
+
 IR_CHECKS_ON_FUSED = ("no_call_module", "graph_lint", "meta_val", "val_matches_execution", "meta_stack_trace",
                       "meta_nn_module_stack", "meta_debug_handle")
 

@@ -22,6 +22,10 @@ from typing import Callable, Optional
 import torch
 import torch.nn.functional as F
 
+__all__ = ["VARIANTS", "linear_q4gsw", "linear_dq8ca_q4gsw", "linear_qcs4w", "linear_q8ta_q8csw", "q8ta_linear",
+           "q8ta_conv2d", "q8ta_conv2d_dw", "q8ta_conv2d_transposed", "q8ta_add", "q8ta_relu", "q8ta_pixel_shuffle",
+           "embedding_q4gsw", "READERS", "reader", "positional", "run_with_reading"]
+
 # op -> {variant name: human description}. "spec" is the op's contract: how the pass lays the
 # arguments out and what the op registry / device kernel take; other entries are other readings.
 VARIANTS: dict[str, dict[str, str]] = {

@@ -34,6 +34,9 @@ from typing import Any, Optional
 import torch
 import torch.fx
 
+__all__ = ["FP_REL", "FP_ABS", "LAYOUT_OPS", "ANCHORS", "op_short", "is_dequant", "is_dequant_name", "Anchor",
+           "Probe", "probe", "Tolerance", "tolerance_for", "Comparison", "compare", "sqnr"]
+
 FP_REL = 2e-5
 FP_ABS = 1e-7
 

@@ -15,6 +15,8 @@ import math
 from html import escape
 from typing import Optional
 
+__all__ = ["ROWS_PER_FIGURE", "figures", "figure", "section"]
+
 ROWS_PER_FIGURE = 60  # op x configuration rows per figure; more go to the next figure
 
 

@@ -16,6 +16,8 @@ from typing import Iterable
 from harness.core.results import check_ids
 from vulkan.judging.diagnose import shape_explanation
 
+__all__ = ["per_op", "markdown"]
+
 _VULKAN_CHECKS = check_ids("vulkan")
 
 

@@ -17,6 +17,8 @@ from dataclasses import replace
 
 from vulkan.search.space import CaseDesc, OpSpace
 
+__all__ = ["MAX_PROBES", "FLOWS", "RELU_OPS", "traits", "consistent", "probes", "literals", "explain", "explains"]
+
 MAX_PROBES = 12
 _PT2E = ("xnnpack", "vulkan")
 _TORCHAO = ("torchao", "torchao-8da")

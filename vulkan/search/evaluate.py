@@ -32,6 +32,9 @@ import torch
 from vulkan.judging import tolerance
 from vulkan.judging.ircheck import IR_CHECKS_ON_FUSED, ir_checks
 
+__all__ = ["SEARCH_CHECKS", "IR_CHECKS", "DEVICE_CHECK", "COMPARISONS", "TYPICAL_DRAWS", "ErrStats", "Outcome",
+           "evaluate", "error_stats"]
+
 SEARCH_CHECKS = ("fusion_expected", "fused_vs_qdq", "fused_vs_float")
 IR_CHECKS = IR_CHECKS_ON_FUSED  # judged on every draw as well, recorded, not shrunk (module docstring)
 DEVICE_CHECK = "device_vs_reference"  # judged too when a device executor is plugged in

@@ -12,6 +12,8 @@ from vulkan.search.space_ops import ALL, _qdq_absorbs, nchw, qparams
 # --- conv: static int8 activation, per-channel or per-tensor symmetric weight (XNNPACK PT2E) --------
 
 
+__all__ = ["AddAlpha"]
+
 def _conv_configs(transposed: bool = False) -> st.SearchStrategy:
     return st.fixed_dictionaries({
         "flow": st.just("xnnpack"), "weight": st.just("sym"),

@@ -40,6 +40,8 @@ from vulkan.cases import catalog, flows, models
 from vulkan.cases.recipes import LINEAR_ANCHORS, PREPROCESS
 from vulkan.search.space import CaseDesc, OpSpace, merged, register
 
+__all__ = ["ALL", "lead", "nchw", "qparams"]
+
 ALL = 0
 _lin = {a: ALL for a in LINEAR_ANCHORS}
 _qdq_absorbs = {"dequantize_per_tensor": ALL, "quantize_per_tensor": ALL}
