@@ -36,19 +36,21 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return out
 
 
-def _layer(module: str):
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "harness" and parts[1] in LAYERS else None
+def _upward(package: Path, order: tuple) -> list[str]:
+    """Every import in ``package``'s floors (its subpackages, lowest first in ``order``) of a higher floor."""
+    wrong = []
+    for floor in order:
+        for path in sorted((package / floor).rglob("*.py")):
+            for line, module in _imports(path):
+                parts = module.split(".")
+                target = parts[1] if len(parts) > 1 and parts[0] == package.name and parts[1] in order else None
+                if target is not None and order.index(target) > order.index(floor):
+                    wrong.append(f"{path.relative_to(package.parent)}:{line} imports {module} ({floor} -> {target})")
+    return wrong
 
 
 def test_layers_import_downward_only():
-    wrong = []
-    for layer in LAYERS:
-        for path in sorted((ROOT / layer).rglob("*.py")):
-            for line, module in _imports(path):
-                target = _layer(module)
-                if target is not None and LAYERS.index(target) > LAYERS.index(layer):
-                    wrong.append(f"{path.relative_to(ROOT.parent)}:{line} imports {module} ({layer} -> {target})")
+    wrong = _upward(ROOT, LAYERS)
     assert not wrong, "imports that run back up:\n" + "\n".join(wrong)
 
 
@@ -76,19 +78,8 @@ def test_public_api_resolves_lazily():
     assert issubclass(harness.UsageError, harness.PassgateError)
 
 
-def _room(module: str):
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[0] == "vulkan" and parts[1] in VULKAN_ROOMS else None
-
-
 def test_vulkan_rooms_import_downward_only():
-    wrong = []
-    for room in VULKAN_ROOMS:
-        for path in sorted((VULKAN / room).rglob("*.py")):
-            for line, module in _imports(path):
-                target = _room(module)
-                if target is not None and VULKAN_ROOMS.index(target) > VULKAN_ROOMS.index(room):
-                    wrong.append(f"{path.relative_to(ROOT.parent)}:{line} imports {module} ({room} -> {target})")
+    wrong = _upward(VULKAN, VULKAN_ROOMS)
     assert not wrong, "vulkan/ imports that run back up:\n" + "\n".join(wrong)
 
 
