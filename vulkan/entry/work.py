@@ -1,4 +1,4 @@
-"""The work items of ``passgate vulkan``, how ``--shard I/N`` cuts them, and what an interrupted run keeps.
+"""The work of ``passgate vulkan``: its items, how ``--shard I/N`` cuts them, what an interrupted run keeps.
 
 An item is one (fusion, case) of the fixed recipe list (``--count``), or one
 (fusion, fused op) of the search: the search of an op is sequential (each
@@ -14,6 +14,10 @@ machine (it quantizes the case once). A part keeps the -j 1 order among its
 own items; the configuration lists every case of the run in that order
 (``graphs``), so ``passgate report merge`` puts the parts' records back in
 it.
+
+Both runs (the recipe list and the search) record what was asked for the
+same way (:func:`configuration`), so it lives here, below both, and neither
+run imports the other.
 
 A search budget (``--budget``, seconds of exploration) is shared out as
 :func:`vulkan.search.op_search.search` does, what a quick op leaves going to the ops

@@ -16,6 +16,10 @@ replays each under the fusion that failed it (:func:`shrunk_cases`), so a
 fix or a regression of a defect the search found shows in the gate without
 the gate searching. The file is read, never re-drawn; it changes only when
 someone re-runs the search and commits the result.
+
+The case file's reader and writer (:func:`load_cases`, :func:`save_cases`)
+live here, beside the committed file: ``--replay``, ``--save-shrunk`` and
+the gate use one format, and the command calls down to it.
 """
 
 from __future__ import annotations
