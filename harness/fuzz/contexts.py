@@ -100,7 +100,7 @@ class OpForm:
     context says), ``{w}`` a (last, 3) parameter, ``{b}`` a (3,) parameter, ``{cw}`` a conv weight
     (2, channels, 1...), ``{rm}``/``{rv}`` running stats of the channels, ``{d}`` the last dim (positive),
     ``{perm}`` the reversed dims, ``{nperm}`` the same negative, ``{neg1}`` ``(-1, ...)`` per dim, ``{to}`` a
-    dtype other than the operand's, ``{qs}``/``{qz}`` per-channel scales and zero points along dim 0 (buffers)."""
+    dtype other than the operand's, ``{qs}``/``{qz}`` per-channel scales and zero points along the last dim (buffers)."""
 
     key: str
     calls: tuple  # ((argform, template), ...), the positional form first
@@ -128,8 +128,9 @@ _UNARY_NB = "{0}.abs()"
 _QDQ = "torch.ops.quantized_decomposed"
 _QARGS = "0.05, 0, -128, 127, torch.int8"
 _QKW = "scale=0.05, zero_point=0, quant_min=-128, quant_max=127, dtype=torch.int8"
-_PCARGS = "{qs}, {qz}, 0, -128, 127, torch.int8"
-_PCKW = "scales={qs}, zero_points={qz}, axis=0, quant_min=-128, quant_max=127, dtype=torch.int8"
+# along the last dim: the first may be data-dependent (producer nonzero / item), and per-channel scales need a size
+_PCARGS = "{qs}, {qz}, {d}, -128, 127, torch.int8"
+_PCKW = "scales={qs}, zero_points={qz}, axis={d}, quant_min=-128, quant_max=127, dtype=torch.int8"
 QDQ_FORMS = ("quantize", "dequantize", "quantize_pc", "dequantize_pc")
 FORMS: dict[str, OpForm] = {f.key: f for f in (
     _f("add", {"positional": "torch.add({x}, {y})", "keyword": "torch.add({x}, {y}, alpha=2)",
@@ -222,7 +223,7 @@ FORMS: dict[str, OpForm] = {f.key: f for f in (
                       "keyword": f"{_QDQ}.dequantize_per_tensor({{x}}, {_QKW})"},
        aten=("dequantize_per_tensor",), dtypes=("int8",), neighbour=f"{_QDQ}.quantize_per_tensor({{0}}, {_QARGS})",
        out_dtype="float32"),
-    # per-channel Q/DQ (axis 0): their scales and zero points are tensors, nodes of their own a pass must move along
+    # per-channel Q/DQ (last axis): their scales and zero points are tensors, nodes of their own a pass must move along
     _f("quantize_pc", {"positional": f"{_QDQ}.quantize_per_channel({{x}}, {_PCARGS})",
                        "keyword": f"{_QDQ}.quantize_per_channel({{x}}, {_PCKW})"},
        aten=("quantize_per_channel",), dtypes=("float32",), ranks=(1, 2, 3, 4, 5),
@@ -322,6 +323,9 @@ def _compatible(family: str, name: str, op: tuple, rank: int, dtype: str, produc
     form = FORMS[op[0]]
     if family == "producer" and name in ("nonzero", "item", "view", "layout"):
         return rank >= 1
+    if family == "producer" and name == "mutated":
+        # a 0-dim integer buffer's `add_(1)`: eager keeps its dtype, the edge program's lifted int64 scalar promotes it
+        return rank >= 1 or dtype in FLOATS
     if family == "shape":
         return {"size1": rank >= 1, "zero": rank >= 1, "symbolic": rank >= 1 and producer not in ("parameter", "buffer", "constant"),
                 "broadcast": form.binary and rank >= 1 and op[0] != "cat"}.get(name, True)

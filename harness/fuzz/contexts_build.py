@@ -131,8 +131,8 @@ def _slot(b: _Builder, slot: str, x: str, shape: tuple, dyn: tuple) -> str:
               "rm": (chans,), "rv": (chans,), "emb": (EMBEDDINGS, 3)}
     if slot == "rv":
         return b.decl("b", shapes[slot], "float32", f"torch.rand({chans}, generator=g) + 0.5")
-    if slot in ("qs", "qz"):  # per-channel quantization parameters along dim 0
-        rows = shape[0] if shape else 1
+    if slot in ("qs", "qz"):  # per-channel quantization parameters along the last dim
+        rows = last
         text = (f"torch.rand({rows}, generator=g) * 0.1 + 0.01" if slot == "qs" else
                 f"torch.zeros({rows}, dtype=torch.int64)")
         return b.decl("b", (rows,), "float32", text)
