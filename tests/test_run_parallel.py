@@ -139,11 +139,17 @@ def test_ctrl_c_hands_on_what_finished_behind_a_running_task(builtin_cases):
             time.sleep(0.05)
         os.kill(os.getpid(), signal.SIGINT)
 
+    # Ctrl-C must raise here even when this process inherited SIGINT ignored (a shell starts background jobs so,
+    # and a CI job launched that way runs its workers with it): the pool's answer to KeyboardInterrupt is the subject
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt_when_two_are_back, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        try:
-            pool.run(lambda i, rs: delivered.append((i, {r.check for r in rs})))
-        finally:
-            pool.close()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            try:
+                pool.run(lambda i, rs: delivered.append((i, {r.check for r in rs})))
+            finally:
+                pool.close()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert [i for i, _ in delivered] == [1, 2]  # the sleeping pair 0 never finished; 1 and 2 are not lost
     assert all("runs" in checks and "numerics" in checks for _, checks in delivered)
