@@ -45,7 +45,7 @@ import pytest
 from conformance import ordering
 
 __all__ = ["ROOT", "DEFAULT_BASELINE", "pytest_addoption", "pytest_configure", "pytest_xdist_auto_num_workers",
-           "pytest_configure_node", "pytest_generate_tests", "worsened", "outlooks",
+           "pytest_configure_node", "pytest_generate_tests", "worsened", "lost_rewrite", "outlooks",
            "pytest_collection_modifyitems", "incremental", "unit_results", "pytest_runtest_makereport", "pytest_runtest_logreport",
            "pytest_sessionfinish", "pytest_terminal_summary"]
 
@@ -124,6 +124,14 @@ def worsened(config, result) -> str:
         config._passgate_baseline_by_key = _baseline(config).by_key()
     entry = config._passgate_baseline_by_key.get((result.pass_name, result.graph, result.check))
     return bl.worse(entry, result) if entry is not None else ""
+
+
+def lost_rewrite(config, result) -> str:
+    """Why ``result`` (a ``runs`` record) fails the gate's ``still_exercised``: its pass changed this graph when
+    the baseline was recorded and now leaves it as handed ("" when it does not)."""
+    from harness.report import baseline as bl
+
+    return bl.lost_rewrite(result, _baseline(config))
 
 
 def pytest_generate_tests(metafunc):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conformance.conftest import incremental, unit_results, worsened
+from conformance.conftest import incremental, lost_rewrite, unit_results, worsened
 
 
 def test_check(conformance_item, request):
@@ -22,6 +22,9 @@ def test_check(conformance_item, request):
     if result is None:
         pytest.skip(f"{check} was not judged here (a pipeline stopped before this step, or it does not apply)")
     request.node.user_properties.append(("passgate_result", json.dumps(result.to_json(), default=str)))
+    lost = lost_rewrite(request.config, result) if check == "runs" else ""
+    if lost:  # the gate's still_exercised, judged on the pair's runs item: every other check holds on such a pair
+        pytest.fail(f"[still_exercised] {lost}", pytrace=False)
     if result.status in (Status.SKIP, Status.NOT_APPLICABLE):
         pytest.skip(f"{result.status.value}: {result.message}")
     how = worsened(request.config, result) if result.is_violation() else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,75 @@ def test_update_keep_unrun_records_added_graphs_and_keeps_every_other_entry(tmp_
     assert main(["baseline", "update", "--baseline", str(baseline), "--from", str(report)]) == 0
     assert other.key not in bl.load(baseline).by_key()
     assert "dropped 1 entry of pairs this run did not run" in capsys.readouterr().out
+
+
+EDITED = '''
+import torch
+from torch.fx.passes.infra.pass_base import PassBase, PassResult
+
+
+class ReluToClamp(PassBase):
+    """The subject pass after an edit whose guard never matches: it rewrites nothing, every IR check holds."""
+
+    def call(self, graph_module: torch.fx.GraphModule) -> PassResult:
+        return PassResult(graph_module, False)
+'''
+
+
+def test_a_pass_that_stops_rewriting_a_graph_the_baseline_records_fails_still_exercised(tmp_path, monkeypatch, capsys):
+    """A run is green on every IR check for a pass that no longer does anything; the baseline remembers which
+    graphs the pass changed, and the gate fails each one it now leaves as handed, until an update accepts it."""
+    import importlib
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "relu_subject.py").write_text((TESTS / "data" / "mutation_subject.py").read_text())
+    (pkg / "vendor_relu.py").write_text("from harness.catalog import Catalog, entry\n"
+                                        "CATALOG = Catalog('vendor', (), (entry('vendor', 'relu_subject:ReluToClamp', "
+                                        "contract='relu -> clamp'),))\n")
+    monkeypatch.syspath_prepend(str(pkg))
+
+    def run(name, *extra):
+        report = tmp_path / f"report_{name}"
+        status = main(["run", "--catalog", f"{pkg / 'vendor_relu.py'}:CATALOG", "--graphs", "conv_bn_relu", "mlp",
+                       "residual_block", "--report", str(report), "--no-isolation", "-q", *extra])
+        return status, json.loads((report / "results.json").read_text()), report
+
+    status, doc, report = run("working")
+    assert status == 0, [r for r in doc["results"] if r["status"] == "fail"]
+    baseline = tmp_path / "baseline.json"
+    assert main(["baseline", "update", "--baseline", str(baseline), "--from", str(report)]) == 0
+    rewritten = bl.load(baseline).exercised["vendor.ReluToClamp"]  # the graphs with a relu it rewrote
+    assert rewritten and json.loads(baseline.read_text())["schema_version"] == 3
+    assert run("working_again", "--baseline", str(baseline))[0] == 0
+
+    (pkg / "relu_subject.py").write_text(EDITED)  # the edit under review
+    monkeypatch.delitem(sys.modules, "relu_subject", raising=False)
+    importlib.invalidate_caches()
+    capsys.readouterr()
+    status, doc, report = run("edited", "--baseline", str(baseline))
+    assert status == 1 and not [r for r in doc["results"] if r["status"] == "fail" and r["graph"] != "*"]
+    assert [(d["graph"], d["check"]) for d in doc["gate"]["regressions"]] == [(g, "still_exercised") for g in rewritten]
+    assert "REGRESSION vendor.ReluToClamp x" in capsys.readouterr().err
+
+    assert main(["baseline", "update", "--baseline", str(baseline), "--from", str(report)]) == 0
+    assert "accepted no longer exercised: vendor.ReluToClamp" in capsys.readouterr().out
+    assert "vendor.ReluToClamp" not in bl.load(baseline).exercised
+    assert run("edited_again", "--baseline", str(baseline))[0] == 0
+
+
+def test_still_exercised_gate_logic():
+    changed = {"ops": True, "structure": False, "metadata": False}
+    same = dict.fromkeys(changed, False)
+    rs = [result("p", "g", "runs", Status.PASS, details={"changed": same}),
+          result("p", "h", "runs", Status.PASS, details={"changed": changed}),
+          result("p", "k", "runs", Status.NOT_APPLICABLE), result("p", "m", "runs", Status.FAIL, "raised"),
+          result("q", "g", "runs", Status.PASS, details={"changed": same})]
+    base = bl.Baseline(exercised={"p": ["g", "h", "k", "m", "z"]})
+    g = bl.gate(rs, base)
+    assert not g.passed
+    assert [(d["graph"], d["check"]) for d in g.regressions] == [("m", "runs"), ("g", "still_exercised"),
+                                                                  ("k", "still_exercised")]  # m: it raised
+    assert "no longer applies" in g.regressions[2]["message"]
+    assert bl.updated(rs, base).exercised == {"p": ["h"]}  # exactly what this run changed
+    assert [d["check"] for d in bl.gate(rs, bl.Baseline()).regressions] == ["runs"]  # none recorded: none compared

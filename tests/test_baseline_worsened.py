@@ -113,7 +113,7 @@ def test_one_more_unannotated_node_is_worsened_fewer_stays_known_and_update_acce
     baseline = tmp_path / "baseline.json"
     assert main(["baseline", "update", "--baseline", str(baseline), "--from", str(report)]) == 0
     stored = json.loads(baseline.read_text())
-    assert stored["schema_version"] == 2
+    assert stored["schema_version"] == 3
     entry = bl.load(baseline).by_key()[KEY]
     lost = doc["results"][[r["check"] for r in doc["results"]].index("meta_stack_trace")]["details"]["lost"]
     assert len(lost) == 2 and entry.fingerprint.nodes == {"lost": tuple(sorted(lost)), "new_without": ()}
@@ -208,9 +208,9 @@ def test_a_version_1_baseline_loads_and_entries_without_a_fingerprint_gate_by_ke
     assert sorted(d["check"] for d in g.known) == ["input_unchanged", "runs"] and g.without_fingerprint == 2
     assert "2 known violation(s) without a fingerprint: judged by pass x graph x check only" in bl.render(g)
     assert g.to_json()["without_fingerprint"] == 2
-    bl.save(base, tmp_path / "v2.json")  # rewritten as version 2: the derived fingerprint is stored
+    bl.save(base, tmp_path / "v2.json")  # rewritten as the current version: the derived fingerprint is stored
     again = json.loads((tmp_path / "v2.json").read_text())
-    assert again["schema_version"] == 2
+    assert again["schema_version"] == 3
     assert [e.get("fingerprint") for e in again["entries"]] == [None, {"nodes": {"lost": ["gelu", "linear"]}}, None]
     assert bl.load(tmp_path / "v2.json").by_key() == by
 

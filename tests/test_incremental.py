@@ -341,3 +341,29 @@ def test_a_unit_whose_process_dies_is_an_error_and_the_run_goes_on():
     assert by[("demo.aborts", "runs")].status is Status.ERROR and by[("demo.aborts", "verifier")].status is Status.ERROR
     assert "SIGABRT" in by[("demo.aborts", "runs")].message and by[("demo.aborts", "runs")].details["outcome"] == "crashed"
     assert by[("demo.fine", "runs")].status is Status.PASS
+
+
+def test_a_spec_that_resolves_to_another_file_is_not_served_the_verdicts_of_the_first(tmp_path, monkeypatch):
+    """The same catalog entry (``relu_subject:ReluToClamp``) defined in two folders, as when a checkout moves or
+    two test runs write the module afresh: the files the first run executed are unchanged, but the pass the
+    second run loads is another file, so its verdicts are judged, not reused."""
+    data = Path(__file__).parent / "data" / "mutation_subject.py"
+    stopped = "from torch.fx.passes.infra.pass_base import PassBase, PassResult\n\n\nclass ReluToClamp(PassBase):\n" \
+              "    def call(self, graph_module):\n        return PassResult(graph_module, False)\n"
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PASSGATE_CACHE_DIR", str(cache))
+    states = []
+    for name, body in (("first", stopped), ("second", data.read_text())):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "relu_subject.py").write_text(body)
+        (folder / "cat.py").write_text("from harness.catalog import Catalog, entry\nCATALOG = Catalog('vendor', (), "
+                                       "(entry('vendor', 'relu_subject:ReluToClamp', contract='relu -> clamp'),))\n")
+        monkeypatch.syspath_prepend(str(folder))
+        monkeypatch.delitem(sys.modules, "relu_subject", raising=False)
+        assert main(["run", "--catalog", f"{folder / 'cat.py'}:CATALOG", "--graphs", "conv_bn_relu", "--report",
+                     str(folder / "r"), "--no-isolation", "-q"]) == 0
+        doc = json.loads((folder / "r" / "results.json").read_text())
+        runs = next(r for r in doc["results"] if r["check"] == "runs")
+        states.append((doc["incremental"]["reused"], runs["details"]["changed"]["ops"]))
+    assert states == [(0, False), (0, True)]

@@ -124,6 +124,18 @@ PAGES = {
                   "exercised",
                   "Run the pass on graphs that contain what it rewrites (`--graphs` with a zoo or corpus case, "
                   "or `passgate fuzz --pass` to find one); if no graph can, record why in the catalog entry."),
+    "still_exercised": ("Judged by the baseline gate, not by a run alone: `passgate baseline update` records, "
+                        "per pass, the graphs on which it changed the program, and a later run where the pass "
+                        "leaves one of them as handed (or no longer applies to it) is a regression, listed with "
+                        "the others and failing the gate (in the conformance suite, the pair's `runs` item "
+                        "fails). Every IR check holds on a program left as it was: without this a pass whose "
+                        "pattern stopped matching after an edit passes the gate green. The capture: the subject "
+                        "pass `ReluToClamp` recorded, then edited so its guard never matches, run with "
+                        "`--baseline`.",
+                        "still_exercised",
+                        "If the pass should still rewrite the graph, the edit broke its matching: compare the "
+                        "recorded graph with what the pass now looks for. If it is meant to leave the graph "
+                        "alone now (a rewrite found unsafe there), accept it with `passgate baseline update`."),
     "fusion_expected": ("For each Q/DQ recipe, the `et_vk` op the Vulkan backend should fuse it into appears, "
                         "and the quantize / dequantize nodes it absorbs are gone; for a recipe the backend must "
                         "decline, the fusion declines it without crashing. " + _VK,

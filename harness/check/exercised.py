@@ -35,7 +35,7 @@ from typing import Iterable, Optional
 from harness.core.results import PASS_LEVEL, CheckResult, Level, Status, result
 
 __all__ = ["CHECK", "PASS_LEVEL", "MAX_LISTED", "CHANGE_KINDS", "RETRACE_KEYS", "meta_form", "change_signature",
-           "Tally", "tally", "judge", "judge_one", "without", "judged_passes", "judge_records"]
+           "Tally", "tally", "rewrote", "judge", "judge_one", "without", "judged_passes", "judge_records"]
 
 CHECK = "exercised"
 MAX_LISTED = 50  # graphs and change signatures listed in details; the counts are exact
@@ -164,6 +164,21 @@ class Tally:
                 "not_applicable": self.not_applicable, "did_not_run": self.did_not_run, "observing": self.observing,
                 "exercised_by": self.exercised_by[:MAX_LISTED],
                 "change_signatures": sorted(self.signatures)[:MAX_LISTED]}
+
+
+def rewrote(r: CheckResult) -> Optional[bool]:
+    """Did this ``runs`` record's pass change its case's program? None when the record cannot say (the pass
+    failed, or no change was measured); False when it ran and left the program as handed, or no longer applied.
+
+    What the baseline records per pass x graph and the gate's ``still_exercised`` compares with: a pass that
+    rewrote a graph and now leaves it alone is no longer tested there, however green every other check is.
+    """
+    if r.check != "runs" or r.graph == PASS_LEVEL:
+        return None
+    if r.status is Status.NOT_APPLICABLE:
+        return False
+    changed = r.details.get("changed") if r.status is Status.PASS else None
+    return any(changed.get(k) for k in CHANGE_KINDS) if isinstance(changed, dict) else None
 
 
 def tally(results: Iterable[CheckResult]) -> dict[str, Tally]:

@@ -163,12 +163,18 @@ def run_update(args) -> int:
     if args.keep_unrun and previous:
         ran = {(r.pass_name, r.graph) for r in results}
         new.entries += [e for e in previous.entries if (e.pass_name, e.graph) not in ran]
+        for pass_name, graphs in previous.exercised.items():
+            kept = {g for g in graphs if (pass_name, g) not in ran}
+            if kept:
+                new.exercised[pass_name] = sorted(kept | set(new.exercised.get(pass_name, ())))
     path = bl.save(new, args.baseline)
     old_keys = set(previous.by_key()) if previous else set()
     new_keys = set(new.by_key())
     untriaged = sum(1 for e in new.entries if e.kind == "untriaged")
+    pairs = sum(len(g) for g in new.exercised.values())
     print(f"passgate: baseline {path}: {len(new.entries)} known violation(s) (+{len(new_keys - old_keys)} "
-          f"-{len(old_keys - new_keys)}), {untriaged} untriaged", file=sys.stdout)
+          f"-{len(old_keys - new_keys)}), {untriaged} untriaged; {pairs} exercised pass x graph pair(s)",
+          file=sys.stdout)
     if previous:
         ran = {(r.pass_name, r.graph) for r in results}
         _say_dropped(bl.gate(results, previous, args.strict))
@@ -181,13 +187,18 @@ def run_update(args) -> int:
 
 
 def _say_dropped(g) -> None:
-    """Name the entries the update dropped as fixed or stale and the worsened ones it accepted, and count the
-    refreshed ones."""
+    """Name the entries the update dropped as fixed or stale, the worsened ones and lost rewrites it accepted, and
+    count the refreshed ones."""
+    from harness.report import baseline as bl
+
     if g.known:
         print(f"passgate: refreshed {len(g.known)} known entr{'y' if len(g.known) == 1 else 'ies'} "
               "(message updated, reason kept), fingerprints recorded", file=sys.stdout)
     for e in g.worsened:
         print(f"passgate: accepted worsened: {e['pass']} x {e['graph']} x {e['check']} ({e['worse']})", file=sys.stdout)
+    for e in g.regressions:
+        if e["check"] == bl.STILL_EXERCISED:
+            print(f"passgate: accepted no longer exercised: {e['pass']} x {e['graph']}", file=sys.stdout)
     for what, entries in (("fixed (the check holds)", g.fixed),
                           ("stale (its pair ran; the check is now {now}, not a violation)", g.stale)):
         for e in entries:

@@ -37,6 +37,7 @@ class CheckInfo:
     level: Level
     holds_when: str
     group: str = "ir"  # ir | vulkan | partition | runtime | device | pass (judged once per pass over all its cases)
+    #                    | gate (judged by the baseline gate, from what a run's records say against what it recorded)
     state: bool = False  # judged on the program the pass leaves, not on what it did (verify-each inherits it)
     reruns: bool = False  # runs the pass again (a pipeline step is not promised to be rerunnable alone)
 
@@ -62,6 +63,8 @@ CHECKS: dict[str, CheckInfo] = {
         CheckInfo("deterministic", Level.SHOULD, "two runs on copies of the same input give the same graph", reruns=True),
         CheckInfo("exercised", Level.SHOULD, "at least one case made the pass change the program (ops, structure "
                   "or metadata); must in certification", "pass"),
+        CheckInfo("still_exercised", Level.MUST, "(against a baseline) a pass x graph the baseline records as "
+                  "exercised (the pass changed the program) still changes it", "gate"),
         CheckInfo("fusion_expected", Level.MUST, "the expected et_vk op appears and absorbed Q/DQ nodes are gone", "vulkan"),
         CheckInfo("fused_vs_qdq", Level.MUST, "fused output matches the unfused Q/DQ program", "vulkan"),
         CheckInfo("fused_vs_float", Level.MUST, "fused output is within its SQNR bound of the float model", "vulkan"),

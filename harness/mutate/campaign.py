@@ -10,7 +10,8 @@ the entry runs on the cases whose recorded lines reach the mutated line,
 in turn, until one kills it:
 
 - ``killed``: the gate fails with the unmutated run as its baseline (a new
-  must-level violation, or a known one worsened: :func:`harness.report.baseline.gate`);
+  must-level violation, a known one worsened, or a case the unmutated pass
+  changed left as handed, ``still_exercised``: :func:`harness.report.baseline.gate`);
 - ``timed_out``: no case killed it but a pass call hit its deadline (the
   gate judges a timeout a ``runs`` failure, so it counts as killed);
 - ``equivalent``: it changed no returned program on any case it reached
@@ -51,8 +52,9 @@ OUTCOMES = ("killed", "timed_out", "survived", "equivalent", "not_reached", "not
 DETECTED = ("killed", "timed_out")
 MUST = ir_checks_at(Level.MUST)
 INERT = "inert: the mutated pass left every reached program as it was handed"
-"""A survivor's note when the mutant stopped the pass doing anything: no must-level check can see a pass that
-changes nothing (only the should-level, pass-level ``exercised`` could, and only when it does so on every case)."""
+"""A survivor's note when the mutant stopped the pass doing anything. Since the gate judges ``still_exercised``
+(a case the unmutated pass changed, left as handed) such a mutant is killed where the unmutated pass changed a
+reached case; the note remains for reports judged before, and for survivors on cases the reference left alone."""
 
 
 @dataclass(frozen=True)
@@ -236,13 +238,14 @@ def reference(target, cases: list, config: RunConfig, settings: Settings) -> Ref
 
 
 def _known(results: list):
-    """The unmutated run's violations on one case as a baseline, each with its fingerprint: a mutant that fails
-    the same check with more or other offending nodes, another exception or a larger error is ``worsened``."""
-    from harness.report.baseline import Baseline, BaselineEntry, fingerprint_of
+    """The unmutated run on one case as a baseline: its violations, each with its fingerprint (a mutant that fails
+    the same check with more or other offending nodes, another exception or a larger error is ``worsened``), and
+    whether it changed the program (a mutant that leaves it as handed fails ``still_exercised``)."""
+    from harness.report.baseline import Baseline, BaselineEntry, exercised_pairs, fingerprint_of
 
     return Baseline([BaselineEntry(r.pass_name, r.graph, r.check, "the unmutated pass", message=r.message,
                                    fingerprint=fingerprint_of(r))
-                     for r in results if r.is_violation()])
+                     for r in results if r.is_violation()], exercised=exercised_pairs(results))
 
 
 def judge(mutant: Mutant, target, ref: Reference, cases: dict, config: RunConfig,

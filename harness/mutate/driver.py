@@ -181,9 +181,10 @@ def extend_campaign(old: dict, targets: list, added: list, config: RunConfig, *,
         now.alone_by = was.alone_by or now.alone_by
         if was.status not in _OPEN:  # detected before: judged again only for the generated cases' verdict
             now.status, now.killed_by, now.note = was.status, was.killed_by, was.note
-        elif now.status in _OPEN and "survived" in (was.status, now.status):  # an old difference still counts
-            inert = all(o.note == INERT for o in (was, now) if o.status == "survived")
-            now.status, now.note = "survived", INERT if inert else ""
+        else:
+            now.status = merged(was.status, now.status)
+            if now.status == "survived":  # an old difference still counts; inert only where inert wherever it survived
+                now.note = INERT if all(o.note == INERT for o in (was, now) if o.status == "survived") else ""
         camp.outcomes[todo[k]] = now
         note(f"[{k + 1}/{len(todo)}] {now.entry} {now.mutant.diff()[:90]}: {was.status} -> {now.status}")
 

@@ -25,10 +25,20 @@ issue, like the waivers of the Vulkan CTS. A run compared to it yields:
   baseline names something this run cannot confirm, so the entry is reported,
   and ``passgate baseline update`` drops it (see :func:`entry_state`).
 
+A known violation getting worse is one way a broken pass hides behind the
+baseline; a pass that stops doing its work is another, and no check of the
+run sees it: a fusion whose pattern no longer matches leaves a program that
+holds every IR check. So the baseline also records, per pass, the graphs on
+which it changed the program (``exercised``), and a pass x graph it records
+that now ran and left the program as handed (or no longer applied) is a
+regression of the gate's own check ``still_exercised``: listed and failing
+with the others. ``passgate baseline update`` accepts the change.
+
 An unreadable, truncated or wrong-schema baseline is bad input: a one-line
 :class:`UsageError` (exit 2), never a silently empty gate. Schema version 2
 adds each entry's ``fingerprint``; version 1 files load, every entry's
-fingerprint derived from its recorded ``message``.
+fingerprint derived from its recorded ``message``. Version 3 adds
+``exercised``; earlier files load with none recorded (nothing to compare).
 """
 
 from __future__ import annotations
@@ -41,17 +51,19 @@ from typing import Iterable, Optional
 
 from harness.core.errors import UsageError
 from harness.core.io import atomic_write_bytes
+from harness.check.exercised import rewrote
 from harness.core.results import CheckResult, Status
 from harness.report import violation_fingerprint as vf
 
 __all__ = [
     "DEFAULT_PATH", "ENTRY_STATES", "SCHEMA", "SCHEMA_VERSION", "SCHEMA_VERSIONS", "Baseline", "BaselineEntry", "Gate",
-    "entry_state", "fingerprint_of", "gate", "load", "render", "save", "updated", "worse",
+    "STILL_EXERCISED", "entry_state", "exercised_pairs", "fingerprint_of", "gate", "lost_rewrite", "load", "render", "save", "updated", "worse",
 ]
 
 SCHEMA = "passgate-baseline"
-SCHEMA_VERSION = 2
-SCHEMA_VERSIONS = (1, 2)  # what load() reads: version 1 entries carry no fingerprint
+SCHEMA_VERSION = 3
+SCHEMA_VERSIONS = (1, 2, 3)  # what load() reads: version 1 entries carry no fingerprint, 1 and 2 no exercised map
+STILL_EXERCISED = "still_exercised"
 DEFAULT_PATH = "reports/baseline.json"
 _JUDGED = (Status.PASS, Status.FAIL, Status.ERROR)
 ENTRY_STATES = ("known", "fixed", "stale", "not_evaluated")
@@ -107,6 +119,8 @@ class Baseline:
     entries: list[BaselineEntry] = field(default_factory=list)
     generated: dict = field(default_factory=dict)
     strict: bool = False
+    exercised: dict = field(default_factory=dict)
+    """pass -> the sorted graphs on which it changed the program when recorded (``still_exercised`` compares)."""
 
     def by_key(self) -> dict:
         return {e.key: e for e in self.entries}
@@ -114,7 +128,8 @@ class Baseline:
     def to_json(self) -> dict:
         return {"schema": SCHEMA, "schema_version": SCHEMA_VERSION, "generated": self.generated,
                 "strict": self.strict,
-                "entries": [e.to_json() for e in sorted(self.entries, key=lambda e: e.key)]}
+                "entries": [e.to_json() for e in sorted(self.entries, key=lambda e: e.key)],
+                "exercised": {p: sorted(g) for p, g in sorted(self.exercised.items()) if g}}
 
 
 def _bad(path: Path, what: str) -> UsageError:
@@ -160,7 +175,12 @@ def load(path) -> Baseline:
         seen.add(e.key)
         entries.append(e)
     generated = doc.get("generated", {})
-    return Baseline(entries, generated if isinstance(generated, dict) else {}, bool(doc.get("strict", False)))
+    exercised = doc.get("exercised", {})
+    if not isinstance(exercised, dict) or not all(isinstance(g, list) and all(isinstance(x, str) for x in g)
+                                                  for g in exercised.values()):
+        raise _bad(p, "'exercised' must map each pass to a list of graph names")
+    return Baseline(entries, generated if isinstance(generated, dict) else {}, bool(doc.get("strict", False)),
+                    {k: sorted(v) for k, v in exercised.items()})
 
 
 def save(baseline: Baseline, path) -> Path:
@@ -209,6 +229,31 @@ def worse(entry: BaselineEntry, r: CheckResult) -> str:
     return vf.worse(fingerprint_of(r), entry.fingerprint) if entry.fingerprint is not None else ""
 
 
+def exercised_pairs(results: Iterable[CheckResult]) -> dict:
+    """pass -> the sorted graphs whose ``runs`` record says the pass changed the program (what a baseline keeps)."""
+    out: dict = {}
+    for r in results:
+        if rewrote(r):
+            out.setdefault(r.pass_name, set()).add(r.graph)
+    return {p: sorted(g) for p, g in out.items()}
+
+
+def lost_rewrite(r: CheckResult, baseline: Baseline) -> str:
+    """Why ``r``, a ``runs`` record, fails ``still_exercised`` against ``baseline`` ("" when it does not): the
+    baseline records that its pass changed this graph, and now it ran and changed nothing, or no longer applied."""
+    if r.graph not in baseline.exercised.get(r.pass_name, ()) or rewrote(r) is not False:
+        return ""
+    why = ("no longer applies (its requires hook failed)" if r.status is Status.NOT_APPLICABLE else
+           "left the program as it was handed (ops, structure and metadata)")
+    return f"the pass {why}; the baseline records that it changed this graph (`passgate baseline update` accepts it)"
+
+
+def _lost(results: list, baseline: Baseline) -> list[dict]:
+    """``still_exercised`` regressions: pairs the baseline records as exercised that now ran and changed nothing."""
+    return [{"pass": r.pass_name, "graph": r.graph, "check": STILL_EXERCISED, "status": "fail", "message": why}
+            for r in results for why in [lost_rewrite(r, baseline)] if why]
+
+
 def gate(results: Iterable[CheckResult], baseline: Baseline, strict: bool = False, path: str = "") -> Gate:
     results = list(results)
     recorded = baseline.by_key()
@@ -218,6 +263,7 @@ def gate(results: Iterable[CheckResult], baseline: Baseline, strict: bool = Fals
     judged = {k for k, r in by_key.items() if r.status in _JUDGED}
     regressions = [{"pass": p, "graph": g, "check": c, "status": r.status.value, "message": _first_line(r.message)}
                    for (p, g, c), r in sorted(violations.items()) if (p, g, c) not in recorded]
+    regressions += _lost(results, baseline)
     how = {k: worse(recorded[k], violations[k]) for k in violations if k in recorded}
     known = [{**recorded[k].to_json(False), "now": _first_line(violations[k].message)}
              for k in sorted(how) if not how[k]]
@@ -243,7 +289,8 @@ def updated(results: Iterable[CheckResult], previous: Optional[Baseline], reason
     Reasons come from the previous baseline (kept as triaged), else from
     ``reasons(pass, graph, check)`` (the catalog's known failures), else the
     entry is marked ``untriaged`` with the violation's message. Every entry
-    records the violation's fingerprint as it is now: a worsened one is accepted.
+    records the violation's fingerprint as it is now: a worsened one is accepted,
+    and so is every pass x graph the run exercised, or no longer does.
     """
     previous_by_key = previous.by_key() if previous else {}
     entries = []
@@ -261,7 +308,7 @@ def updated(results: Iterable[CheckResult], previous: Optional[Baseline], reason
             stamp = time.strftime("%Y-%m-%d", time.gmtime())
             entries.append(BaselineEntry(*key, f"recorded by `passgate baseline update` on {stamp}; not yet "
                                          f"triaged: {message}", "", "untriaged", message, fingerprint_of(r)))
-    return Baseline(entries, generated or {}, strict)
+    return Baseline(entries, generated or {}, strict, exercised_pairs(results))
 
 
 def render(g: Gate) -> str:

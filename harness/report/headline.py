@@ -13,6 +13,8 @@ Each failed or errored record is counted once, as exactly one of:
 
 - *new violation*: it gates (must fail, error, should fail under --strict) and no baseline records it;
 - *worsened*: it gates and the baseline records it, but its fingerprint got worse (``gate.worsened``);
+- a gate regression of ``still_exercised`` (a pass x graph the baseline records as changed, now left as
+  handed) is counted new too: no record of the run fails, the gate's comparison does;
 - *known*: it gates but the baseline (``gate.known``) or the suite (``known_violations``) records it;
 - *warning*: a should-level fail without --strict (never gating; a baseline entry for it is stale).
 
@@ -129,6 +131,7 @@ def _compute(v: reports.View) -> Headline:
     new, worsened = gating.count(False), gating.count(True)
     by = doc.get("summary", {}).get("by_status") or {}
     g = doc.get("gate") or {}
+    new += sum(1 for d in g.get("regressions") or () if d.get("check") == "still_exercised")  # no record holds these
     if g and not any(k in g for k in ("known", "not_evaluated", "stale")):
         # a comparison with an earlier run (``passgate report diff``), not with a baseline: no entries to judge
         states = {"fixed": [{**e, "pass_name": reports.pass_of(e)} for e in g.get("fixed") or ()]}

@@ -90,8 +90,13 @@ class Incremental:
         """The static key of every unit of ``units`` (into ``keys``), and which of them a change reaches."""
         memo: dict = {}
         config_text = verdicts.config_key(config)
+        roots = self.cache.roots if self.cache is not None else None
+        defined: dict = {}  # (kind, name) -> where its pass is defined: the same for all its graphs
         for u in units:
-            self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config, memo, config_text)
+            if (u.kind, u.name) not in defined:
+                defined[(u.kind, u.name)] = [verdicts.portable(f, roots) for f in own_files(u)]
+            where = defined[(u.kind, u.name)]
+            self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config, memo, config_text, where)
         return affected.select(units, self.keys, self.cache, self.changed)
 
     def _partition(self, plan, units: list, config) -> tuple:

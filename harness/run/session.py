@@ -170,6 +170,8 @@ class Session:
 
     def _finish(self, complete: bool, extra: Optional[dict]) -> int:
         status = self.exit_status() if complete else ExitCode.VIOLATION
+        if ((extra or {}).get("gate") or {}).get("status") == "fail":  # the gate also judges what no record fails
+            status = ExitCode.VIOLATION  # (still_exercised: a pass that stopped changing a graph it changed)
         if self.op_sets and "op_coverage" not in (extra or {}):
 
             extra = {**(extra or {}), "op_coverage": op_coverage(self.op_sets.values())}

@@ -141,18 +141,21 @@ def config_key(config) -> str:
                    list(config.skip_checks), config.isolate] + hash_seed)
 
 
-def static_key(unit, case_key: str, config, memo: Optional[dict] = None, config_text: Optional[str] = None
-               ) -> Optional[str]:
+def static_key(unit, case_key: str, config, memo: Optional[dict] = None, config_text: Optional[str] = None,
+               defined_in: Iterable[str] = ()) -> Optional[str]:
     """The record name of ``unit`` judged on a case of fingerprint ``case_key``; None: never cached.
 
-    A caller keying a whole plan passes a ``memo`` (see :func:`stable`) and the ``config_text`` of
-    :func:`config_key`, computed once: thousands of units share their entries and the run's config."""
+    ``defined_in``: the files the unit's pass is defined in, as :func:`portable` names them. The dependency half
+    checks the files a record *executed*; a spec that now resolves to another file (the same module name in
+    another folder) would find those unchanged and serve the other file's verdicts, so where it resolves is
+    part of the name. A caller keying a whole plan passes a ``memo`` (see :func:`stable`) and the
+    ``config_text`` of :func:`config_key`, computed once: thousands of units share their entries and config."""
     try:
         identity = stable(unit, memo=memo)
     except Unstable:
         return None
     ctext = config_text if config_text is not None else config_key(config)
-    text = json.dumps([FORMAT, unit.key, identity, case_key, ctext, versions()], sort_keys=True)
+    text = json.dumps([FORMAT, unit.key, identity, case_key, ctext, versions(), sorted(defined_in)], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 

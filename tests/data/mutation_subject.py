@@ -2,8 +2,8 @@
 
 Its mutants are the test's subjects: dropping the metadata copy must be
 caught by a metadata check, an off-by-one clamp bound by numerics, and a
-flipped guard that makes the pass change nothing survives (no must-level
-check fails on a program left as it was).
+flipped guard that makes the pass change nothing by the gate's
+``still_exercised`` (no IR check fails on a program left as it was).
 """
 
 import torch
