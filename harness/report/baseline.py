@@ -49,9 +49,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
+from harness.check.exercised import rewrote
 from harness.core.errors import UsageError
 from harness.core.io import atomic_write_bytes
-from harness.check.exercised import rewrote
 from harness.core.results import CheckResult, Status
 from harness.report import violation_fingerprint as vf
 
