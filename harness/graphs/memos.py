@@ -25,7 +25,7 @@ from typing import Any, Iterable
 
 __all__ = ["CaseMemos", "MEMOS"]
 
-_CASE_KEYED = ("references", "fingerprints", "canonical_forms")  # keyed by tuples holding id(case)
+_CASE_KEYED = ("references", "fingerprints", "canonical_forms", "handed_verdicts")  # keys hold id(case)
 
 
 @dataclass
@@ -40,12 +40,16 @@ class CaseMemos:
     """(id(case), stage) -> the shared case's exact fingerprint as first seen in this process."""
     canonical_forms: dict[tuple, Any] = field(default_factory=dict)  # check.changes.HandedForms
     """(id(case), stage) -> :func:`harness.check.fingerprint.canonical` of the shared case (the ``changed`` of ``runs``)."""
+    handed_verdicts: dict[tuple, Any] = field(default_factory=dict)  # check.verifiers.Verdict
+    """(id(case), stage, exact fingerprint) -> the dialect verifier's verdict on the program every pass on the case is
+    handed: the verdict on any result that is an exact replica of it (a pass that changed nothing), judged once."""
 
     def clear(self, cases: bool = True) -> None:
         """Forget the references and fingerprints, and the loaded cases too unless ``cases`` is False."""
         self.references.clear()
         self.fingerprints.clear()
         self.canonical_forms.clear()
+        self.handed_verdicts.clear()
         if cases:
             self.cases.clear()
 
