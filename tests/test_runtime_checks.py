@@ -262,3 +262,27 @@ def test_runtime_runs_names_the_kernel_that_failed_not_the_next_one():
     runs = {r.check: r for r in judge_runtime(ep, (x,), "prod", "mixed_dim_order", edge_compile_config(True, ()))}
     assert runs["runtime_runs"].status is Status.FAIL and "0x12" in runs["runtime_runs"].message
     assert runs["runtime_runs"].details["failing_op"] == {"op": "mul.out", "instruction": 1}
+
+
+class KvWrite(torch.nn.Module):
+    """A cache with non-zero initial values, updated in rows 1 and 3 and read whole: eager reads the other rows'
+    initial values, so the .pte must carry them."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.arange(20, dtype=torch.float32).reshape(5, 4) + 1.0)
+        self.register_buffer("rows", torch.tensor([1, 3]))
+
+    def forward(self, x):
+        return self.cache.index_put_((self.rows,), x) * 2.0
+
+
+def test_a_mutated_buffer_read_before_it_is_overwritten_is_judged_on_its_initial_values():
+    """Upstream's default emitter serializes a mutated buffer's shape only ("a meaningless initial state"), so the
+    runtime reads rows 0, 2 and 4 from whatever its memory held; the flow passgate judges serializes the initial
+    values (InitializedMutableBufferPass over every buffer), and the program then means what eager means."""
+    spec = CaseSpec("kv_write", "fixture", lambda: ModelInputs(KvWrite(), (torch.full((2, 4), -1.0),)), "KvWrite")
+    case = GraphCase(spec, *export_and_lower(spec))
+    assert all(r.status is Status.PASS for r in judge_case(case)), judge_case(case)
+    upstream_default = _runtime(case, ExecutorchBackendConfig())
+    assert upstream_default["runtime_numerics"].status is Status.FAIL  # rows 0, 2, 4: not the initial values

@@ -23,6 +23,14 @@ pipeline's result):
   (:mod:`harness.check.backend_numerics`); a failure names the first
   diverging op (:mod:`harness.check.runtime_locate`).
 
+The flow is upstream's default ``ExecutorchBackendConfig`` plus one pass of
+upstream's, ``InitializedMutableBufferPass`` over every buffer: by default
+the emitter serializes a mutated buffer's shape and dtype only ("a
+meaningless initial state"), so a program that reads a buffer before it
+overwrites all of it computes from whatever the runtime's memory held, and
+no comparison with eager means anything. With the initial values serialized
+the ``.pte`` means what the edge program means (:func:`default_backend_config`).
+
 Verdicts are memoized per process by the program's exact fingerprint and the
 inputs: a pass that leaves a case's program as it was costs no second run.
 """
@@ -44,7 +52,7 @@ from harness.check.runtime_locate import eager_calls, emitted_ops, failing_op, f
 from harness.check.verifiers import PASS, Verdict
 from harness.core.results import CheckResult, Status, check_ids, result
 
-__all__ = ["RUNTIME_CHECK_IDS", "CALLS", "DRAWS", "Flow", "to_pte", "judge_runtime", "judge_case", "judge_result",
+__all__ = ["RUNTIME_CHECK_IDS", "CALLS", "DRAWS", "Flow", "default_backend_config", "to_pte", "judge_runtime", "judge_case", "judge_result",
            "runtime_skipped", "forget"]
 
 RUNTIME_CHECK_IDS: tuple[str, ...] = check_ids("runtime")
@@ -67,16 +75,25 @@ class Flow:
     traceback: str = ""
 
 
+def default_backend_config():
+    """Upstream's default ``ExecutorchBackendConfig``, every mutated buffer's initial value serialized."""
+    from executorch.exir import ExecutorchBackendConfig
+    from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
+
+    return ExecutorchBackendConfig(passes=[InitializedMutableBufferPass([""])])  # "": every buffer's name
+
+
 def to_pte(program, compile_config=None, backend_config=None) -> Flow:
-    """``EdgeProgramManager.to_executorch`` on a copy of ``program``, as upstream runs it, and its buffer."""
-    from executorch.exir import EdgeProgramManager, ExecutorchBackendConfig
+    """``EdgeProgramManager.to_executorch`` on a copy of ``program``, as upstream runs it, and its buffer
+    (``backend_config`` None: :func:`default_backend_config`)."""
+    from executorch.exir import EdgeProgramManager
 
     try:
         import executorch.kernels.quantized  # noqa: F401 - the quantized ops' out variants and kernels, as a
         # quantized program's to_executorch needs them (registers into torch and the runtime bindings)
 
         manager = EdgeProgramManager({"forward": copy.deepcopy(program)}, compile_config=compile_config)
-        et = manager.to_executorch(backend_config or ExecutorchBackendConfig())
+        et = manager.to_executorch(backend_config or default_backend_config())
         return Flow(et, et.buffer)
     except Exception as exc:  # noqa: BLE001 - a flow that raises is a verdict
         return Flow(error=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
@@ -96,8 +113,8 @@ def judge_runtime(program, inputs: tuple, pass_name: str, graph: str, compile_co
                   seed: int = 0, missing: str = "fail") -> list[CheckResult]:
     """The three runtime verdicts of ``program`` (an edge program) on ``inputs`` and its draws.
 
-    ``backend_config``: an ``ExecutorchBackendConfig`` (default: upstream's
-    default); memoized only with the default. ``missing``: the verdict of
+    ``backend_config``: an ``ExecutorchBackendConfig`` (default:
+    :func:`default_backend_config`); memoized only with the default. ``missing``: the verdict of
     ``runtime_runs`` when the runtime has no kernel for an op the program
     calls (``skip`` for a backend pipeline's result, whose ops only its
     backend runs).

@@ -35,6 +35,7 @@ from typing import Callable, Optional
 
 from harness.check import backend_numerics as bn
 from harness.check.numerics import TOLERANCES
+from harness.check.runtime import default_backend_config
 from harness.check.runtime_exec import ChildDied, in_child
 from harness.core.errors import UsageError
 from harness.pipelines.lowered_runtime import reference_outputs
@@ -81,7 +82,7 @@ def lower_for(backend: str, case):
     manager = to_edge_transform_and_lower(
         case.program("export"), partitioner=partitioner,
         compile_config=edge_compile_config(case.spec.check_ir_validity, case.spec.preserve_ops))
-    return manager.to_executorch()
+    return manager.to_executorch(default_backend_config())  # mutated buffers' initial values kept, as eager's
 
 
 def _tolerance(expected: list, quantized: bool) -> dict:
