@@ -142,9 +142,13 @@ def sample_entries(targets: list, count: int, seed: int) -> list:
 
 
 def owned(target) -> Callable[[Mutant], bool]:
-    """Which mutants of the target's files are its own code: module-level functions, and the methods of its class
-    and of the bases defined beside it. A module often holds several passes (Cadence's ``reorder_ops.py`` a dozen):
-    a sibling pass's methods are another entry's code, which this entry never runs."""
+    """Which mutants of the target's files are its own code: the entry (its class with the bases defined beside
+    it, or its function) and the module-level functions and classes it names, transitively. A module often
+    holds several passes (Cadence's ``reorder_ops.py`` a dozen, ``external_constants_pass.py`` three functions
+    that are three catalog entries): a sibling's code is another entry's, which no graph can make this entry
+    run, and counting its mutants here would call them unreached by the corpus. An entry that does not resolve,
+    or whose name is defined in none of its files: every mutant of its files."""
+    import functools
     import inspect
 
     from harness.catalog.entries import resolve
@@ -153,11 +157,41 @@ def owned(target) -> Callable[[Mutant], bool]:
         obj = resolve(target.entry.spec) if target.entry is not None else target.loaded.obj
     except Exception:  # noqa: BLE001 - an entry that does not resolve: every mutant of its files
         return lambda m: True
-    cls = obj if inspect.isclass(obj) else (type(obj) if not inspect.isroutine(obj) else None)
-    if cls is None:
+    while isinstance(obj, functools.partial):
+        obj = obj.func
+    if inspect.isclass(obj):
+        roots = {c.__name__ for c in inspect.getmro(obj)}
+    elif inspect.isroutine(obj):
+        roots = {getattr(inspect.unwrap(obj), "__name__", "")}
+    else:
+        roots = {c.__name__ for c in inspect.getmro(type(obj))}
+    mine = _named_closure(target.files, roots)
+    if not mine:
         return lambda m: True
-    names = {c.__name__ for c in inspect.getmro(cls)}
-    return lambda m: "." not in m.qualname or m.qualname.split(".", 1)[0] in names
+    return lambda m: m.qualname.split(".", 1)[0] in mine
+
+
+def _named_closure(files, roots: set) -> set:
+    """The module-level definitions of ``files`` among ``roots`` and every one they name, transitively."""
+    import ast
+
+    defined: dict = {}
+    for f in files:
+        try:
+            tree = ast.parse(source_of(f))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined[node.name] = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    todo = [r for r in roots if r in defined]
+    seen = set(todo)
+    while todo:
+        for name in defined[todo.pop()] & defined.keys():
+            if name not in seen:
+                seen.add(name)
+                todo.append(name)
+    return seen
 
 
 def sample_mutants(targets: list, count: int, seed: int, operators: tuple = ()) -> list[tuple]:
