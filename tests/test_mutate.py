@@ -336,3 +336,17 @@ def test_corpus_adopt_copies_only_the_graphs_that_killed_and_a_distilled_cover_k
     bad = subprocess.run([EXE, "corpus", "adopt", "--from", str(candidates), "--mutation", str(tmp_path / "no.json")],
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_an_entry_owns_its_code_and_what_it_names_not_a_sibling_entrys():
+    """``external_constants_pass.py`` holds three passes, each its own catalog entry: the mutants of
+    ``external_mutable_weights_pass`` are its own lines and its helper's (``_is_mutable_weight``), never those of
+    ``delegate_external_constants_pass_unlifted``, which no graph can make it run."""
+    from harness.fuzz.targets import for_catalogs
+    from harness.mutate.campaign import owned
+
+    targets, _ = for_catalogs(["exir"], ["exir.external_mutable_weights_pass"])
+    (target,) = targets
+    mine = owned(target)
+    functions = {m.qualname for f in target.files for m in mutants_of(f, source_of(f)) if mine(m)}
+    assert functions == {"external_mutable_weights_pass", "_is_mutable_weight"}
