@@ -350,3 +350,19 @@ def test_an_entry_owns_its_code_and_what_it_names_not_a_sibling_entrys():
     mine = owned(target)
     functions = {m.qualname for f in target.files for m in mutants_of(f, source_of(f)) if mine(m)}
     assert functions == {"external_mutable_weights_pass", "_is_mutable_weight"}
+
+
+def test_a_mutant_of_a_statement_whose_own_line_has_no_bytecode_is_reached_by_its_condition(tmp_path):
+    """``if (`` alone on its line compiles to the condition's lines only: coverage never records the ``if`` line,
+    so a mutant of the whole statement (``if ...: -> if False:``) is judged on the cases that run its condition."""
+    from harness.mutate.campaign import CaseRun, Reference, probe_line
+
+    src = tmp_path / "subject.py"
+    # the form of FuseBatchNormWithConvPass.call's guards (comparisons: a bare `a or b` gets a line-2 instruction)
+    src.write_text("def f(a, b):\n    if (\n        a.x != 1\n        or len(b) != 1\n    ):\n        return 1\n"
+                   "    return 2\n")
+    (mutant,) = [m for m in mutants_of(str(src), src.read_text()) if m.diff().endswith("-> if False:")]
+    assert mutant.line == 2
+    assert probe_line(str(src), 2) == 3 and probe_line(str(src), 6) == 6  # a line with bytecode is its own probe
+    ran, skipped = CaseRun("ran", {str(src): frozenset({1, 3, 4, 7})}, [], ""), CaseRun("skipped", {}, [], "")
+    assert [r.graph for r in Reference("e", [ran, skipped]).reaching(mutant)] == ["ran"]

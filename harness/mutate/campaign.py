@@ -35,8 +35,10 @@ it would find the next one.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
+import types
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -73,6 +75,33 @@ class Settings:
     """Floor of the seconds one pass call may take; each entry gets max(this, 5 x its slowest reference call)."""
 
 
+@functools.lru_cache(maxsize=256)
+def _code_lines(file: str) -> frozenset:
+    """The lines of ``file`` that carry bytecode (what coverage.py can record as executed), empty if it cannot
+    be compiled."""
+    try:
+        code = compile(source_of(file), file, "exec")
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    lines, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        lines.update(line for _, _, line in c.co_lines() if line)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return frozenset(lines)
+
+
+def probe_line(file: str, line: int) -> int:
+    """The executed line that says a mutant's site ran: its own line, or, when that line has no bytecode, the
+    next one that has. A statement that opens on a line of its own (``if (`` with the condition below it) is
+    compiled to its condition's lines only, so coverage never records the line a mutant of the whole statement
+    (``if ...: -> if False:``) sits on; the first line of its condition runs exactly when it does."""
+    lines = _code_lines(file)
+    if not lines or line in lines:
+        return line
+    return min((n for n in lines if n > line), default=line)
+
+
 @dataclass
 class CaseRun:
     """The unmutated entry on one case."""
@@ -94,7 +123,8 @@ class Reference:
     error: str = ""
 
     def reaching(self, mutant: Mutant) -> list:
-        return [r for r in self.runs if mutant.line in r.lines.get(mutant.file, ())]
+        line = probe_line(mutant.file, mutant.line)
+        return [r for r in self.runs if line in r.lines.get(mutant.file, ())]
 
 
 @dataclass
