@@ -366,3 +366,29 @@ def test_a_mutant_of_a_statement_whose_own_line_has_no_bytecode_is_reached_by_it
     assert probe_line(str(src), 2) == 3 and probe_line(str(src), 6) == 6  # a line with bytecode is its own probe
     ran, skipped = CaseRun("ran", {str(src): frozenset({1, 3, 4, 7})}, [], ""), CaseRun("skipped", {}, [], "")
     assert [r.graph for r in Reference("e", [ran, skipped]).reaching(mutant)] == ["ran"]
+
+
+def test_a_mutant_in_a_declared_unreachable_region_is_left_out_of_the_score_and_listed():
+    """MergeToDimPass raises at line 46 wherever its guard holds: its catalog entry declares lines 47-81
+    unreachable, so their mutants no case reaches are ``unreachable`` (out of the score, with the reason), while
+    the same outcome counted as not reached is stated beside the score."""
+    from harness.core.config import RunConfig
+    from harness.fuzz.targets import for_catalogs
+    from harness.graphs import sources
+    from harness.mutate.campaign import Settings, score
+    from harness.mutate.driver import run_campaign
+    from harness.mutate.report import document, render
+
+    targets, _ = for_catalogs(["misc"], ["misc.MergeToDimPass"])
+    specs = [s for s in sources.select(["builtin"]) if s.name in ("mlp", "conv_bn_relu")]
+    doc = document(run_campaign(targets, specs, Settings(sample=60, entries=1), RunConfig(), isolate=False))
+    gone = [m for m in doc["mutants"] if m["status"] == "unreachable"]
+    assert gone and all(47 <= m["line"] <= 81 and "raises" in m["note"] for m in gone)
+    assert not [m for m in doc["mutants"] if m["status"] == "not_reached" and 47 <= m["line"] <= 81]
+    s = doc["score"]
+    assert s["unreachable"] == len(gone)
+    judged = s["mutants"] - s["equivalent"] - s["not_applied"] - s["unreachable"]
+    assert s["score"] == round(100.0 * (s["killed"] + s["timed_out"]) / judged, 1)
+    text = render(doc)
+    assert "## Declared unreachable" in text and "counted as not reached instead, the score would be" in text
+    assert score([]) == {**{k: 0 for k in s if k not in ("score",)}, "score": None}

@@ -120,3 +120,30 @@ def test_traced_code_counts_as_unmeasured_only_once_its_export_call_ran(measured
     assert ex.refused.startswith("declared traced")  # `dead` is named nowhere outside itself
     reach, (ex,) = exclude(files, [Unreachable(name, ("Traced.forward",), "exported", kind="traced")])
     assert not ex.refused and ex.branches == 2 and reach[name].branches == files[name].branches - 2
+
+
+def test_a_line_range_declaration_takes_out_only_those_lines(measured):
+    """``lines=``: the branch of a live function no program reaches, and no more of it."""
+    name, files = measured
+    whole = files[name]
+    reach, report = exclude(files, [Unreachable(name, ("dead",), "the loop only", lines=(12, 13))])
+    assert not report[0].refused and report[0].lines == 2
+    assert sorted(set(whole.missing_lines) - set(reach[name].missing_lines)) == [12, 13]
+    ran, _ = exclude(files, [Unreachable(name, ("live",), "wrong: the negative branch runs", lines=(6, 6))])
+    assert _[0].refused.startswith("declared unreachable, but lines [6] ran")
+
+
+def test_the_shipped_line_ranges_lie_in_the_functions_they_name():
+    """A line range names lines of the pinned executorch: when a version moves them, this fails rather than the
+    coverage and mutation reports leaving out other lines."""
+    import ast
+
+    from harness.check.loading import source_file
+    from harness.run.reachable import body_spans
+
+    ranged = [d for d in declared() if d.lines]
+    assert len(ranged) >= 3
+    for d in ranged:
+        (function,) = d.functions
+        span = body_spans(ast.parse(open(source_file(d.module)).read()), [function])[function]
+        assert span is not None and span[0] <= d.lines[0] <= d.lines[1] <= span[1], (d.module, function, span)

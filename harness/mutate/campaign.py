@@ -19,9 +19,14 @@ in turn, until one kills it:
   the original);
 - ``survived``: it changed a program and no check noticed;
 - ``not_reached``: no case executes its line (a survivor no graph met);
-- ``not_applied``: it could not be put in place (out of every count).
+- ``not_applied``: it could not be put in place (out of every count);
+- ``unreachable``: no case reaches it and content declares the code no
+  program runs, with the reason (the ``passgate.unreachable`` declarations
+  the coverage report also leaves out, :class:`harness.run.reachable.Unreachable`:
+  dead code, or a branch behind a line that raises on every real program):
+  out of the score, listed apart.
 
-Score = (killed + timed_out) / (all - equivalent - not_applied), the
+Score = (killed + timed_out) / (all - equivalent - not_applied - unreachable), the
 standard definition with undetectable mutants left out, and it comes with
 its sample: the mutants and entries drawn, the seed, the cases.
 
@@ -47,10 +52,11 @@ from harness.core.results import Level, Status, ir_checks_at
 from harness.mutate.operators import Mutant, mutants_of
 from harness.mutate.overlay import NotApplied, apply, source_of
 
-__all__ = ["OUTCOMES", "DETECTED", "INERT", "Settings", "CaseRun", "Reference", "Outcome", "sample_entries", "owned", "sample_mutants",
+__all__ = ["OUTCOMES", "LEFT_OUT", "DETECTED", "INERT", "declared_unreachable", "Settings", "CaseRun", "Reference", "Outcome", "sample_entries", "owned", "sample_mutants",
            "reference", "judge", "merged", "score", "group_scores", "failed_outcome"]
 
-OUTCOMES = ("killed", "timed_out", "survived", "equivalent", "not_reached", "not_applied")
+OUTCOMES = ("killed", "timed_out", "survived", "equivalent", "not_reached", "not_applied", "unreachable")
+LEFT_OUT = ("equivalent", "not_applied", "unreachable")  # out of the score's denominator
 DETECTED = ("killed", "timed_out")
 MUST = ir_checks_at(Level.MUST)
 INERT = "inert: the mutated pass left every reached program as it was handed"
@@ -397,13 +403,34 @@ def merged(was: str, now: str) -> str:
     return was or now
 
 
+@functools.lru_cache(maxsize=1)
+def _declarations() -> tuple:
+    """(real path of the module's file, declaration) of every ``passgate.unreachable`` declaration of dead code
+    (a ``traced`` one runs, where coverage.py cannot see it: its mutants are judged as any other)."""
+    from harness.check.loading import source_file
+    from harness.run.reachable import declared
+
+    return tuple((source_file(d.module), d) for d in declared() if d.kind == "dead")
+
+
+def declared_unreachable(mutant: Mutant) -> str:
+    """Why no program can run ``mutant``'s line, as the ``passgate.unreachable`` declarations say (the ones the
+    coverage report leaves out of its reachable figures), or "" when none covers it."""
+    import os
+
+    here = os.path.realpath(mutant.file)
+    return next((d.reason for path, d in _declarations() if path == here and d.covers(mutant.qualname, mutant.line)),
+                "")
+
+
 def score(outcomes: list[Outcome], alone: bool = False) -> dict:
-    """Counts per outcome and the score over non-equivalent, applied mutants (``alone``: the generated cases')."""
+    """Counts per outcome and the score over the mutants it can judge: not equivalent, applied and not declared
+    unreachable (``alone``: the generated cases')."""
     counts = {k: 0 for k in OUTCOMES}
     for o in outcomes:
         status = (o.alone or "not_reached") if alone else o.status
-        counts["not_applied" if o.status == "not_applied" else status] += 1
-    judged = len(outcomes) - counts["equivalent"] - counts["not_applied"]
+        counts[o.status if o.status in ("not_applied", "unreachable") else status] += 1
+    judged = len(outcomes) - sum(counts[k] for k in LEFT_OUT)
     detected = counts["killed"] + counts["timed_out"]
     return {"mutants": len(outcomes), **counts, "score": round(100.0 * detected / judged, 1) if judged else None}
 

@@ -19,6 +19,7 @@ from harness.mutate.campaign import (
     Outcome,
     Reference,
     Settings,
+    declared_unreachable,
     failed_outcome,
     judge,
     reference,
@@ -103,7 +104,10 @@ def run_campaign(targets: list, specs: list, settings: Settings, config: RunConf
     todo = []
     for i, (t, m) in enumerate(pairs):
         if camp.references[t.name].reaching(m):
-            todo.append(i)
+            todo.append(i)  # judged, declared unreachable or not (a declaration a case contradicts is wrong)
+        elif declared_unreachable(m):
+            camp.outcomes[i] = Outcome(m, t.name, t.catalog or "pass", "unreachable", note=declared_unreachable(m),
+                                       alone="unreachable")
         else:
             camp.outcomes[i] = Outcome(m, t.name, t.catalog or "pass", "not_reached")
     note(f"mutate: {len(pairs)} mutants drawn, {len(todo)} reached by a case, {len(pairs) - len(todo)} by none")
@@ -111,6 +115,10 @@ def run_campaign(targets: list, specs: list, settings: Settings, config: RunConf
     count = [0]
 
     def done(k: int, outcome: Outcome) -> None:
+        target, mutant = pairs[todo[k]]
+        if declared_unreachable(mutant) and outcome.status != "not_reached":
+            outcome.note = (outcome.note + "; " if outcome.note else "") + \
+                "declared unreachable (passgate.unreachable), yet a case reached it: the declaration is wrong"
         camp.outcomes[todo[k]] = outcome
         count[0] += 1
         where = f" on {outcome.killed_by.get('graph')} ({outcome.killed_by.get('check')})" if outcome.killed_by else ""
@@ -129,7 +137,7 @@ def run_campaign(targets: list, specs: list, settings: Settings, config: RunConf
     return camp
 
 
-_OPEN = ("survived", "not_reached", "equivalent")
+_OPEN = ("survived", "not_reached", "equivalent", "unreachable")
 
 
 def _reopened(old: dict, targets: list, settings: Settings) -> tuple[list, list]:

@@ -42,11 +42,34 @@ def document(camp) -> dict:
 def _row(name: str, s: dict) -> str:
     shown = "n/a" if s["score"] is None else f"{s['score']:.1f}%"
     return (f"| {name} | {s['mutants']} | {s['killed']} | {s['timed_out']} | {s['survived']} | {s['not_reached']} "
-            f"| {s['equivalent']} | {s['not_applied']} | {shown} |")
+            f"| {s['equivalent']} | {s['not_applied']} | {s.get('unreachable', 0)} | {shown} |")
 
 
-_HEAD = ("| | mutants | killed | timed out | survived | not reached | equivalent | not applied | score |\n"
-         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+_HEAD = ("| | mutants | killed | timed out | survived | not reached | equivalent | not applied | unreachable | score |\n"
+         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+
+
+def _judged(s: dict) -> int:
+    return s["mutants"] - s["equivalent"] - s["not_applied"] - s.get("unreachable", 0)
+
+
+def _declared(doc: dict) -> list[str]:
+    """The mutants left out as declared unreachable, with the reason their entry gives, and the score with them
+    counted as not reached (so the exclusion is never hidden in the figure)."""
+    gone = [m for m in doc["mutants"] if m["status"] == "unreachable"]
+    if not gone:
+        return []
+    s = doc["score"]
+    counted = 100.0 * (s["killed"] + s["timed_out"]) / (_judged(s) + len(gone)) if _judged(s) + len(gone) else 0.0
+    lines = ["## Declared unreachable", "",
+             f"{len(gone)} mutants lie in code declared unreachable (`passgate.unreachable`, the coverage report's exclusions; counted as "
+             f"not reached instead, the score would be {counted:.1f}%):", ""]
+    reasons: dict = {}
+    for m in gone:
+        reasons.setdefault((m["entry"], m["function"], m["note"]), []).append(m["line"])
+    for (entry, function, why), where in sorted(reasons.items()):
+        lines.append(f"- `{entry}` `{function}` lines {', '.join(map(str, sorted(set(where))))}: {why}")
+    return lines + [""]
 
 
 def _alone(doc: dict) -> list[str]:
@@ -55,7 +78,7 @@ def _alone(doc: dict) -> list[str]:
     if not g or g["score"] is None:
         return []
     return [f"The generated graphs alone (drawn, distilled and context graphs; no hand-written one) detect "
-            f"**{g['score']:.1f}%** of their {g['mutants'] - g['equivalent'] - g['not_applied']} non-equivalent "
+            f"**{g['score']:.1f}%** of their {_judged(g)} non-equivalent "
             f"mutants ({g['killed']} killed, {g['timed_out']} timed out, {g['survived']} survived, "
             f"{g['not_reached']} reached by none of them).", ""]
 
@@ -67,9 +90,10 @@ def render(doc: dict, survivors_shown: int = 400) -> str:
     lines = [
         "# Mutation score",
         "",
-        f"**{shown}** of {s['mutants'] - s['equivalent'] - s['not_applied']} non-equivalent mutants detected "
+        f"**{shown}** of {_judged(s)} non-equivalent mutants detected "
         f"({s['killed']} killed, {s['timed_out']} timed out; {s['survived']} survived, {s['not_reached']} reached by "
-        f"no case; {s['equivalent']} equivalent and {s['not_applied']} not applied, left out).",
+        f"no case; {s['equivalent']} equivalent, {s['not_applied']} not applied and {s.get('unreachable', 0)} "
+        "declared unreachable, left out).",
         "",
         f"Sample: {s['mutants']} mutants of {len(sample['entries_drawn'])} entries (asked: {sample['mutants']} / "
         f"{sample['entries']}, seed {sample['seed']}), on {len(sample['cases'])} cases; "
@@ -79,6 +103,7 @@ def render(doc: dict, survivors_shown: int = 400) -> str:
         "## By catalog", "", _HEAD, *(_row(k, v) for k, v in doc["by_catalog"].items()), "",
         "## By operator", "", _HEAD, *(_row(k, v) for k, v in doc["by_operator"].items()), "",
         "## By entry", "", _HEAD, *(_row(k, v) for k, v in doc["by_entry"].items()), "",
+        *_declared(doc),
         "## Survivors", "",
         "Each changed a program on some case and no must-level check noticed; `not reached`: no case ran the line.", "",
     ]

@@ -26,7 +26,7 @@ from typing import Iterable
 
 from harness.core.stability import stable
 
-__all__ = ["Unreachable", "Exclusion", "declared", "exclude"]
+__all__ = ["Unreachable", "Exclusion", "declared", "exclude", "body_spans"]
 
 
 @stable
@@ -44,6 +44,13 @@ class Unreachable:
     #: dynamo runs their bytecode symbolically, where coverage.py's tracer never sees a line; they count as
     #: unmeasured, and the declaration holds only if a line that names their owner (the call) ran
     kind: str = "dead"
+    #: (first, last): only these lines of the (one) function are declared, e.g. the branch behind a line that
+    #: raises on every real program; (): its whole body
+    lines: tuple = ()
+
+    def covers(self, qualname: str, line: int) -> bool:
+        """Does the declaration take in ``line`` of ``qualname`` (a line of that function, as a mutant names it)?"""
+        return qualname in self.functions and (not self.lines or self.lines[0] <= line <= self.lines[1])
 
 
 @dataclass
@@ -79,6 +86,11 @@ def _callers(tree: ast.AST, owner: str, spans: list[tuple[int, int]]) -> set[int
     return {n.lineno for n in ast.walk(tree)
             if ((isinstance(n, ast.Name) and n.id == owner) or (isinstance(n, ast.Attribute) and n.attr == owner))
             and not inside(n.lineno)}
+
+
+def body_spans(tree: ast.AST, names: Iterable[str]) -> dict[str, tuple[int, int] | None]:
+    """The public name of :func:`_bodies` (a test checks a declaration's lines lie in its function)."""
+    return _bodies(tree, names)
 
 
 def _bodies(tree: ast.AST, names: Iterable[str]) -> dict[str, tuple[int, int] | None]:
@@ -123,7 +135,7 @@ def exclude(files: dict, declarations: Iterable[Unreachable]) -> tuple[dict, lis
         if absent:
             ex.refused = f"no function {', '.join(absent)} in {path}"
             continue
-        bodies = list(spans.values())
+        bodies = [(max(a, d.lines[0]), min(b, d.lines[1])) if d.lines else (a, b) for a, b in spans.values()]
         inside = _within(bodies)
         ran = sorted(line for line in cov.executed_lines if inside(line))
         if ran:
