@@ -89,8 +89,10 @@ QUANTIZERS = EntryPointGroup(
     ("PT2EFlow",))
 UNREACHABLE = EntryPointGroup(
     "passgate.unreachable", "a callable (or a list)",
-    "Unreachable records: pass code no program can reach, each with its reason",
-    "`tox -e coverage` gives its figures over reachable code beside the raw ones",
+    "Unreachable records: pass code no program can reach (whole functions, or a line range of one), each with its "
+    "reason",
+    "`tox -e coverage` gives its figures over reachable code beside the raw ones; `passgate mutate` counts a mutant "
+    "no case reaches there as unreachable, out of the score and listed",
     'mine = "mybackend.passgate_coverage:unreachable"\n\n'
     'def unreachable():\n    return [Unreachable("mybackend.passes", ("FuseX._legacy",), "no caller since 2.0")]',
     ("Unreachable",))
