@@ -206,3 +206,19 @@ def test_still_exercised_gate_logic():
     assert "no longer applies" in g.regressions[2]["message"]
     assert bl.updated(rs, base).exercised == {"p": ["h"]}  # exactly what this run changed
     assert [d["check"] for d in bl.gate(rs, bl.Baseline()).regressions] == ["runs"]  # none recorded: none compared
+
+
+def test_update_exercised_only_records_the_map_and_keeps_every_entry(tmp_path, capsys):
+    status, doc, report = _run(tmp_path, "CATALOG")
+    baseline = tmp_path / "baseline.json"
+    triaged = bl.BaselineEntry("vendor.Rank0ToRank1Pass", "mlp", "val_matches_execution", "kept as it was", "#9")
+    bl.save(bl.Baseline([triaged]), baseline)
+    assert main(["baseline", "update", "--baseline", str(baseline), "--from", str(report), "--exercised-only"]) == 0
+    after = bl.load(baseline)
+    assert [e.key for e in after.entries] == [triaged.key] and after.entries[0].reason == "kept as it was"
+    changed = {(r["pass_name"], r["graph"]) for r in doc["results"]
+               if r["check"] == "runs" and any((r["details"].get("changed") or {}).values())}
+    assert changed and {(p, g) for p, gs in after.exercised.items() for g in gs} == changed
+    assert "exercised pass x graph pair(s)" in capsys.readouterr().out
+    assert main(["baseline", "update", "--baseline", str(tmp_path / "none.json"), "--from", str(report),
+                 "--exercised-only"]) == 2

@@ -55,6 +55,9 @@ def add_parser(sub) -> None:
                     help="the baseline to write (default reports/baseline.json); reasons already in it are kept")
     up.add_argument("--from", dest="from_results", metavar="RESULTS",
                     help="take the violations of this results.json (or its folder) instead of running")
+    up.add_argument("--exercised-only", action="store_true",
+                    help="record only which pass x graph pairs the run changed (the map still_exercised compares "
+                         "with) and keep every known-violation entry as it is")
     up.add_argument("--keep-unrun", action="store_true",
                     help="keep the entries of pass x graph pairs the run did not run as they are: record a run over "
                          "added graphs (or entries) without judging the rest again")
@@ -152,6 +155,8 @@ def run_update(args) -> int:
         if k is None:
             k = triage(pass_name, check, messages.get((pass_name, graph, check), ""), graph)
         return k
+    if getattr(args, "exercised_only", False):
+        return _record_exercised(results, previous, args)
     messages = {(r.pass_name, r.graph, r.check): r.message for r in results}
     triage = _triage()
     env = doc.get("environment", {})
@@ -163,10 +168,7 @@ def run_update(args) -> int:
     if args.keep_unrun and previous:
         ran = {(r.pass_name, r.graph) for r in results}
         new.entries += [e for e in previous.entries if (e.pass_name, e.graph) not in ran]
-        for pass_name, graphs in previous.exercised.items():
-            kept = {g for g in graphs if (pass_name, g) not in ran}
-            if kept:
-                new.exercised[pass_name] = sorted(kept | set(new.exercised.get(pass_name, ())))
+        _merge_unrun(new, previous, results)
     path = bl.save(new, args.baseline)
     old_keys = set(previous.by_key()) if previous else set()
     new_keys = set(new.by_key())
@@ -183,6 +185,34 @@ def run_update(args) -> int:
             if gone:
                 print(f"passgate: dropped {gone} entr{'y' if gone == 1 else 'ies'} of pairs this run did not run "
                       "(--keep-unrun keeps them)", file=sys.stdout)
+    return 0
+
+
+def _merge_unrun(new, previous, results) -> None:
+    """Keep ``previous``'s exercised pairs of pass x graph pairs ``results`` did not run (``--keep-unrun``)."""
+    ran = {(r.pass_name, r.graph) for r in results}
+    for pass_name, graphs in previous.exercised.items():
+        kept = {g for g in graphs if (pass_name, g) not in ran}
+        if kept:
+            new.exercised[pass_name] = sorted(kept | set(new.exercised.get(pass_name, ())))
+
+
+def _record_exercised(results, previous, args) -> int:
+    """``--exercised-only``: the run's exercised map into the baseline, its entries untouched."""
+    from harness.report import baseline as bl
+
+    if previous is None:
+        raise UsageError(f"--exercised-only records into an existing baseline: {args.baseline} does not exist")
+    new = bl.Baseline(list(previous.entries), previous.generated, previous.strict, bl.exercised_pairs(results))
+    if args.keep_unrun:
+        _merge_unrun(new, previous, results)
+    path = bl.save(new, args.baseline)
+    lost = [d for d in bl.gate(results, previous, args.strict).regressions if d["check"] == bl.STILL_EXERCISED]
+    print(f"passgate: baseline {path}: {sum(len(g) for g in new.exercised.values())} exercised pass x graph pair(s) "
+          f"of {len(new.exercised)} passes recorded; {len(new.entries)} known-violation entries kept as they were",
+          file=sys.stdout)
+    for e in lost:
+        print(f"passgate: accepted no longer exercised: {e['pass']} x {e['graph']}", file=sys.stdout)
     return 0
 
 
