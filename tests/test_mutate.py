@@ -292,7 +292,7 @@ def test_fuzz_contexts_keeps_a_graph_that_kills_a_surviving_mutant(tmp_path):
 def test_an_entry_is_mutated_in_its_own_code_not_in_a_sibling_pass_of_its_module():
     """mutation_subject.py holds two passes: ReluToClamp's sample has none of FoldDoubleNeg's methods."""
     from harness.fuzz.targets import for_pass
-    from harness.mutate.campaign import sample_mutants
+    from harness.mutate.sampling import sample_mutants
 
     target = for_pass(SUBJECT)
     drawn = {m.qualname for _, m in sample_mutants([target], 10_000, 0)}
@@ -343,7 +343,7 @@ def test_an_entry_owns_its_code_and_what_it_names_not_a_sibling_entrys():
     ``external_mutable_weights_pass`` are its own lines and its helper's (``_is_mutable_weight``), never those of
     ``delegate_external_constants_pass_unlifted``, which no graph can make it run."""
     from harness.fuzz.targets import for_catalogs
-    from harness.mutate.campaign import owned
+    from harness.mutate.sampling import owned
 
     targets, _ = for_catalogs(["exir"], ["exir.external_mutable_weights_pass"])
     (target,) = targets
@@ -355,7 +355,8 @@ def test_an_entry_owns_its_code_and_what_it_names_not_a_sibling_entrys():
 def test_a_mutant_of_a_statement_whose_own_line_has_no_bytecode_is_reached_by_its_condition(tmp_path):
     """``if (`` alone on its line compiles to the condition's lines only: coverage never records the ``if`` line,
     so a mutant of the whole statement (``if ...: -> if False:``) is judged on the cases that run its condition."""
-    from harness.mutate.campaign import CaseRun, Reference, probe_line
+    from harness.mutate.campaign import CaseRun, Reference
+    from harness.mutate.sampling import probe_line
 
     src = tmp_path / "subject.py"
     # the form of FuseBatchNormWithConvPass.call's guards (comparisons: a bare `a or b` gets a line-2 instruction)

@@ -102,9 +102,10 @@ def run(args) -> int:
 
     from harness.cli.check import configure_cache
     from harness.core.config import RunConfig
-    from harness.mutate.campaign import Settings, sample_entries, sample_mutants
+    from harness.mutate.campaign import Settings
     from harness.mutate.driver import run_campaign
     from harness.mutate.report import write
+    from harness.mutate.sampling import sample_entries, sample_mutants
     from harness.run import forking
 
     settings = replace(Settings(), sample=args.sample, entries=args.entries, seed=args.seed,

@@ -10,6 +10,7 @@ the unmutated run as its baseline.
 
 - :mod:`~harness.mutate.operators`: mutants found in a source file's AST;
 - :mod:`~harness.mutate.overlay`: a mutant swapped in as a code object, in memory;
+- :mod:`~harness.mutate.sampling`: which mutants are an entry's own, the seeded draws, what reaches them;
 - :mod:`~harness.mutate.campaign`: references (per-case lines and verdicts), judging one mutant, scores;
 - :mod:`~harness.mutate.driver`: a whole campaign over forked children;
 - :mod:`~harness.mutate.report`: ``mutation.json`` and ``mutation.md``.

@@ -15,17 +15,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from harness.core.config import RunConfig
-from harness.mutate.campaign import (
-    Outcome,
-    Reference,
-    Settings,
-    declared_unreachable,
-    failed_outcome,
-    judge,
-    reference,
-    sample_entries,
-    sample_mutants,
-)
+from harness.mutate.campaign import Outcome, Reference, Settings, failed_outcome, judge, reference
+from harness.mutate.sampling import declared_unreachable, sample_entries, sample_mutants
 
 __all__ = ["Campaign", "run_campaign", "extend_campaign"]
 
