@@ -215,34 +215,7 @@ def _judge_structure(add: Callable, res, run: PassRun, before_meta: dict, replic
     for check in META_CHECKS:
         _timed(add, check, lambda check=check: verifiers.meta_key(check, before_meta, res))
     _timed(add, "signature", lambda: verifiers.signature(res, run.signature_error))
-    if replica is None:
-        _timed(add, "verifier", lambda: _verifier(res, run.entry_program))
-    else:
-        _timed(add, "verifier", lambda: _replica_verifier(res, replica))
-
-
-def _replica_verifier(res, key: tuple) -> verifiers.Verdict:
-    """The dialect verifier's verdict on a result that is an exact replica of the program the pass was handed:
-    that program's verdict, judged once per case (most passes change nothing on most cases, and the verifier
-    was a fifth of the check time). Sound on the premise ``input_unchanged`` trusts: equal exact fingerprints
-    (names, targets, arguments, metadata, state, signature) are equal programs, for a verifier as for a rerun."""
-    if key not in MEMOS.handed_verdicts:
-        MEMOS.handed_verdicts[key] = verifiers.dialect_verifier(res)
-    v = MEMOS.handed_verdicts[key]
-    return verifiers.Verdict(v.status, v.message, dict(v.details))
-
-
-def _verifier(res, entry_program) -> verifiers.Verdict:
-    """The dialect verifier on the result; for an entry run after prerequisites, not a violation that the program
-    they handed it already has (same message): that one is theirs (e.g. the aten.linear AddmmToLinearTransform
-    makes), judged under their own entries. A violation of its own still fails the entry."""
-    verdict = verifiers.dialect_verifier(res)
-    if verdict.status is not Status.FAIL or entry_program is None:
-        return verdict
-    before = verifiers.dialect_verifier(entry_program)
-    if before.status is Status.FAIL and before.message == verdict.message:
-        return verifiers.Verdict(Status.SKIP, f"the program its prerequisites handed it already fails: {verdict.message}")
-    return verdict
+    _timed(add, "verifier", lambda: verifiers.dialect_verdict(res, run.entry_program, replica))
 
 
 def _judge_execution(add: Callable, res, case: GraphCase, stage: str, config: RunConfig, semantics: str,

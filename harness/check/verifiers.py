@@ -19,8 +19,10 @@ from torch.export.graph_signature import ConstantArgument, InputKind
 from harness.check.execution import Execution
 from harness.check.metadata import META_CHECKS, meta_key_message, missing_key, names_preview, nodes_without_val
 from harness.core.results import Status
+from harness.graphs.memos import MEMOS
 
 __all__ = ["Verdict", "PASS", "no_call_module", "graph_lint", "meta_val", "meta_key", "val_matches_execution",
+           "dialect_verdict",
            "signature", "dialect_verifier", "CONSEQUENCES", "attribute_consequences", "runnable"]
 
 
@@ -186,6 +188,32 @@ def dialect_verifier(ep) -> Verdict:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return Verdict(Status.FAIL, f"{type(exc).__name__}: {first}", {"verifiers": [v.__name__ for v in verifiers]})
     return PASS
+
+
+def dialect_verdict(res, entry_program=None, replica: Optional[tuple] = None) -> Verdict:
+    """The ``verifier`` check of a pass's result.
+
+    ``replica``: the memo key (case, stage, exact fingerprint) when the result is an exact replica of the
+    program the pass was handed: that program's verdict, judged once per case and shared by every pass that
+    changed nothing (most passes on most cases; the verifier was a fifth of the check time). Sound on the
+    premise ``input_unchanged`` trusts: equal exact fingerprints (names, targets, arguments, metadata, state,
+    signature) are equal programs, for a verifier as for a rerun.
+
+    ``entry_program``: what an entry run after prerequisites was handed; a violation that program already has
+    (same message) is theirs (e.g. the aten.linear AddmmToLinearTransform makes), judged under their own
+    entries: ``skip`` here. A violation of its own still fails the entry."""
+    if replica is not None and entry_program is None:
+        if replica not in MEMOS.handed_verdicts:
+            MEMOS.handed_verdicts[replica] = dialect_verifier(res)
+        v = MEMOS.handed_verdicts[replica]
+        return Verdict(v.status, v.message, dict(v.details))
+    verdict = dialect_verifier(res)
+    if verdict.status is not Status.FAIL or entry_program is None:
+        return verdict
+    before = dialect_verifier(entry_program)
+    if before.status is Status.FAIL and before.message == verdict.message:
+        return Verdict(Status.SKIP, f"the program its prerequisites handed it already fails: {verdict.message}")
+    return verdict
 
 
 def _verifiers_for(ep) -> list:
