@@ -209,7 +209,9 @@ def test_still_exercised_gate_logic():
 
 
 def test_update_exercised_only_records_the_map_and_keeps_every_entry(tmp_path, capsys):
-    status, doc, report = _run(tmp_path, "CATALOG")
+    """From a run that judged only ``runs`` (what each pass changed: the cheap way to record the map)."""
+    status, doc, report = _run(tmp_path, "CATALOG", "--checks", "runs")
+    assert {r["check"] for r in doc["results"]} <= {"runs", "exercised"} and doc["configuration"]["checks"] == ["runs"]
     baseline = tmp_path / "baseline.json"
     triaged = bl.BaselineEntry("vendor.Rank0ToRank1Pass", "mlp", "val_matches_execution", "kept as it was", "#9")
     bl.save(bl.Baseline([triaged]), baseline)

@@ -63,6 +63,12 @@ def add_incremental_arguments(p) -> None:
                         "(units with no record always run)")
 
 
+def _check_selection(text: str) -> frozenset:
+    from harness.cli.check import check_selection
+
+    return check_selection(text)
+
+
 def add_run_arguments(p) -> None:
     """The workload options ``run`` and ``baseline update`` share."""
     from harness.run.profiles import PROFILES
@@ -83,6 +89,11 @@ def add_run_arguments(p) -> None:
                    help="a runtime unit per case and each pipeline's result through the runtime checks "
                         "(serialize_roundtrip, runtime_runs, runtime_numerics; docs/runtime.md); default: the "
                         "profile's (standard, full), none with --catalog or --only")
+    p.add_argument("--checks", type=_check_selection, metavar="LIST",
+                   help="judge only these checks of each entry on each graph (ids and the levels must / should, "
+                        "comma-separated, as `passgate check --checks`; runs is always in); default: every one. "
+                        "`--checks runs` measures only what each pass changes, the map `baseline update "
+                        "--exercised-only` records")
     p.add_argument("-j", "--workers", type=positive_int, metavar="N",
                    help="units judged at once, each in a worker process (default: the cores this process may run "
                         "on); results, reports and progress come in the same order whatever N")
@@ -215,7 +226,7 @@ def _run(args) -> int:
     p = plan_of(args)
     report_dir = report_json.ensure_writable(args.report)
     configure_cache(args)
-    config = RunConfig(timeout=args.timeout, seed=args.seed,
+    config = RunConfig(timeout=args.timeout, seed=args.seed, checks=getattr(args, "checks", None),
                        isolate=not getattr(args, "no_isolation", False) and forking.available(),
                        hash_seed_check=getattr(args, "hash_seed_check", False),
                        workers=getattr(args, "workers", None) or parallel.default_jobs())
@@ -234,7 +245,8 @@ def _run(args) -> int:
         # shards cut by different costs do not make one run: report merge compares this too
         **({"shard_costs": _digest(args.shard_costs)} if unit_costs is not None else {}),
         graph_selection=args.graphs or p.profile.graphs, seed=args.seed, count=args.count, timeout=args.timeout,
-        strict=args.strict, baseline=getattr(args, "baseline", None), shard=shard))
+        strict=args.strict, baseline=getattr(args, "baseline", None), shard=shard,
+        **({"checks": sorted(config.checks)} if config.checks else {})))
     session.json_of = inc.recorded_json  # reused verdicts go into results.json as they were recorded
     for note in p.notes:
         session.note(note)
