@@ -7,6 +7,7 @@ verified on its own.
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch.fx.passes.infra.pass_base import PassBase, PassResult
 
@@ -29,6 +30,15 @@ class TouchesOneNode(PassBase):
         return PassResult(graph_module, True)
 
 
+@pytest.fixture(autouse=True)
+def fresh_memo():
+    """Each test starts and ends with no memoized verdict: a verdict of a patched verifier must not outlive it
+    (a later test in the same worker would be handed it for the same case)."""
+    MEMOS.handed_verdicts.clear()
+    yield
+    MEMOS.handed_verdicts.clear()
+
+
 def _verifier_calls(monkeypatch) -> list:
     calls: list = []
     real = verifiers.dialect_verifier
@@ -42,7 +52,6 @@ def _verifier_calls(monkeypatch) -> list:
 
 
 def test_unchanged_results_share_the_handed_programs_verdict_changed_ones_are_verified(monkeypatch):
-    MEMOS.handed_verdicts.clear()
     calls = _verifier_calls(monkeypatch)
     first = check_pass(ChangesNothing, ("mlp", "conv_bn_relu"), name="a.ChangesNothing")
     again = check_pass(ChangesNothing, ("mlp", "conv_bn_relu"), name="b.ChangesNothing")
@@ -59,7 +68,6 @@ def test_unchanged_results_share_the_handed_programs_verdict_changed_ones_are_ve
 
 def test_a_replica_of_a_program_the_verifier_rejects_fails_as_that_program_does(monkeypatch):
     """The memo stores the verdict, failures included; each record gets its own copy of the details."""
-    MEMOS.handed_verdicts.clear()
     rejected = verifiers.Verdict(verifiers.Status.FAIL, "rejected for the test", {"ops": ["x"]})
     monkeypatch.setattr(verifiers, "dialect_verifier", lambda program: rejected)
     results = check_pass(ChangesNothing, ("mlp",), name="d.ChangesNothing") + \

@@ -206,7 +206,6 @@ def test_a_quantized_program_is_judged_by_sqnr_against_its_float_twin_as_the_xnn
     from harness.check import backend_numerics as bn
     from harness.check import runtime
     from harness.check.execution import input_draws
-    from harness.check.numerics import compare_outputs
     from harness.check.runtime_exec import run_pte
     from harness.check.runtime_locate import eager_calls
 
@@ -216,7 +215,8 @@ def test_a_quantized_program_is_judged_by_sqnr_against_its_float_twin_as_the_xnn
     _name, inputs = list(input_draws(tuple(sample), runtime.DRAWS, 0))[1]
     got = run_pte(runtime.to_pte(ep, config).buffer, inputs, 1).outputs[0]
     eager, twin = (eager_calls(p, inputs, 1)[0].outputs for p in (ep, bn.float_twin(ep)))
-    assert not compare_outputs(eager, got).ok
+    # whether the portable kernels re-round a tie here depends on the CPU (seen on one machine, not on another):
+    # where they do, the float tolerance fails it and the SQNR rule accepts it; where they do not, both hold
     assert runtime._compare(eager, got, twin)[0]
     numerics = {r.check: r for r in judge_case(case)}["runtime_numerics"]
     assert "SQNR" in numerics.message and numerics.details["reference"].startswith("eager (Q/DQ program")

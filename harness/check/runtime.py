@@ -23,8 +23,9 @@ pipeline's result):
   (:mod:`harness.check.backend_numerics`); a failure names the first
   diverging op (:mod:`harness.check.runtime_locate`).
 
-The flow is upstream's default ``ExecutorchBackendConfig`` plus one pass of
-upstream's, ``InitializedMutableBufferPass`` over every buffer: by default
+The flow is upstream's default ``ExecutorchBackendConfig`` plus, for a
+program that mutates buffers, one pass of upstream's,
+``InitializedMutableBufferPass`` over those buffers: by default
 the emitter serializes a mutated buffer's shape and dtype only ("a
 meaningless initial state"), so a program that reads a buffer before it
 overwrites all of it computes from whatever the runtime's memory held, and
@@ -75,12 +76,16 @@ class Flow:
     traceback: str = ""
 
 
-def default_backend_config():
-    """Upstream's default ``ExecutorchBackendConfig``, every mutated buffer's initial value serialized."""
+def default_backend_config(programs=()):
+    """Upstream's default ``ExecutorchBackendConfig``; for ``programs`` (ExportedPrograms) that mutate buffers, with
+    upstream's ``InitializedMutableBufferPass`` over those buffers, so their initial values are serialized.
+    A program without one is emitted exactly as upstream's default emits it (the pass retraces the program)."""
     from executorch.exir import ExecutorchBackendConfig
     from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
 
-    return ExecutorchBackendConfig(passes=[InitializedMutableBufferPass([""])])  # "": every buffer's name
+    mutated = sorted({placeholder for ep in programs for placeholder, buffer in ep.graph_signature.inputs_to_buffers.items()
+                      if buffer in set(ep.graph_signature.buffers_to_mutate.values())})
+    return ExecutorchBackendConfig(passes=[InitializedMutableBufferPass(mutated)] if mutated else [])
 
 
 def to_pte(program, compile_config=None, backend_config=None) -> Flow:
@@ -93,7 +98,7 @@ def to_pte(program, compile_config=None, backend_config=None) -> Flow:
         # quantized program's to_executorch needs them (registers into torch and the runtime bindings)
 
         manager = EdgeProgramManager({"forward": copy.deepcopy(program)}, compile_config=compile_config)
-        et = manager.to_executorch(backend_config or default_backend_config())
+        et = manager.to_executorch(backend_config or default_backend_config([program]))
         return Flow(et, et.buffer)
     except Exception as exc:  # noqa: BLE001 - a flow that raises is a verdict
         return Flow(error=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",

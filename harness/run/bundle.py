@@ -82,7 +82,7 @@ def lower_for(backend: str, case):
     manager = to_edge_transform_and_lower(
         case.program("export"), partitioner=partitioner,
         compile_config=edge_compile_config(case.spec.check_ir_validity, case.spec.preserve_ops))
-    return manager.to_executorch(default_backend_config())  # mutated buffers' initial values kept, as eager's
+    return manager.to_executorch(default_backend_config(manager.exported_program(m) for m in manager.methods))  # mutated buffers' initial values kept, as eager's
 
 
 def _tolerance(expected: list, quantized: bool) -> dict:
