@@ -53,7 +53,7 @@ from harness.check.runtime_locate import eager_calls, emitted_ops, failing_op, f
 from harness.check.verifiers import PASS, Verdict
 from harness.core.results import CheckResult, Status, check_ids, result
 
-__all__ = ["RUNTIME_CHECK_IDS", "CALLS", "DRAWS", "Flow", "default_backend_config", "to_pte", "judge_runtime", "judge_case", "judge_result",
+__all__ = ["RUNTIME_CHECK_IDS", "CALLS", "DRAWS", "Flow", "default_backend_config", "emit", "to_pte", "judge_runtime", "judge_case", "judge_result",
            "runtime_skipped", "forget"]
 
 RUNTIME_CHECK_IDS: tuple[str, ...] = check_ids("runtime")
@@ -83,9 +83,18 @@ def default_backend_config(programs=()):
     from executorch.exir import ExecutorchBackendConfig
     from executorch.exir.passes.init_mutable_pass import InitializedMutableBufferPass
 
-    mutated = sorted({placeholder for ep in programs for placeholder, buffer in ep.graph_signature.inputs_to_buffers.items()
-                      if buffer in set(ep.graph_signature.buffers_to_mutate.values())})
-    return ExecutorchBackendConfig(passes=[InitializedMutableBufferPass(mutated)] if mutated else [])
+    mutated: set = set()
+    for ep in programs:
+        written = set(ep.graph_signature.buffers_to_mutate.values())
+        mutated |= {name for name, buffer in ep.graph_signature.inputs_to_buffers.items() if buffer in written}
+    return ExecutorchBackendConfig(passes=[InitializedMutableBufferPass(sorted(mutated))] if mutated else [])
+
+
+def emit(manager, backend_config=None):
+    """``manager.to_executorch`` (an EdgeProgramManager) with ``backend_config``, by default
+    :func:`default_backend_config` of its programs: the one way passgate emits a ``.pte`` it judges or bundles."""
+    return manager.to_executorch(backend_config or default_backend_config(
+        manager.exported_program(m) for m in manager.methods))
 
 
 def to_pte(program, compile_config=None, backend_config=None) -> Flow:
@@ -98,7 +107,7 @@ def to_pte(program, compile_config=None, backend_config=None) -> Flow:
         # quantized program's to_executorch needs them (registers into torch and the runtime bindings)
 
         manager = EdgeProgramManager({"forward": copy.deepcopy(program)}, compile_config=compile_config)
-        et = manager.to_executorch(backend_config or default_backend_config([program]))
+        et = emit(manager, backend_config)
         return Flow(et, et.buffer)
     except Exception as exc:  # noqa: BLE001 - a flow that raises is a verdict
         return Flow(error=f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",

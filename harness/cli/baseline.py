@@ -207,28 +207,31 @@ def _record_exercised(results, previous, args) -> int:
     if args.keep_unrun:
         _merge_unrun(new, previous, results)
     path = bl.save(new, args.baseline)
-    lost = [d for d in bl.gate(results, previous, args.strict).regressions if d["check"] == bl.STILL_EXERCISED]
     print(f"passgate: baseline {path}: {sum(len(g) for g in new.exercised.values())} exercised pass x graph pair(s) "
           f"of {len(new.exercised)} passes recorded; {len(new.entries)} known-violation entries kept as they were",
           file=sys.stdout)
-    for e in lost:
-        print(f"passgate: accepted no longer exercised: {e['pass']} x {e['graph']}", file=sys.stdout)
+    _say_lost(bl.gate(results, previous, args.strict))
     return 0
+
+
+def _say_lost(g) -> None:
+    """Name the pass x graph pairs the update accepts as no longer exercised (the gate's still_exercised)."""
+    from harness.report import baseline as bl
+
+    for e in g.regressions:
+        if e["check"] == bl.STILL_EXERCISED:
+            print(f"passgate: accepted no longer exercised: {e['pass']} x {e['graph']}", file=sys.stdout)
 
 
 def _say_dropped(g) -> None:
     """Name the entries the update dropped as fixed or stale, the worsened ones and lost rewrites it accepted, and
     count the refreshed ones."""
-    from harness.report import baseline as bl
-
     if g.known:
         print(f"passgate: refreshed {len(g.known)} known entr{'y' if len(g.known) == 1 else 'ies'} "
               "(message updated, reason kept), fingerprints recorded", file=sys.stdout)
     for e in g.worsened:
         print(f"passgate: accepted worsened: {e['pass']} x {e['graph']} x {e['check']} ({e['worse']})", file=sys.stdout)
-    for e in g.regressions:
-        if e["check"] == bl.STILL_EXERCISED:
-            print(f"passgate: accepted no longer exercised: {e['pass']} x {e['graph']}", file=sys.stdout)
+    _say_lost(g)
     for what, entries in (("fixed (the check holds)", g.fixed),
                           ("stale (its pair ran; the check is now {now}, not a violation)", g.stale)):
         for e in entries:

@@ -96,9 +96,8 @@ def run_campaign(targets: list, specs: list, settings: Settings, config: RunConf
     for i, (t, m) in enumerate(pairs):
         if camp.references[t.name].reaching(m):
             todo.append(i)  # judged, declared unreachable or not (a declaration a case contradicts is wrong)
-        elif declared_unreachable(m):
-            camp.outcomes[i] = Outcome(m, t.name, t.catalog or "pass", "unreachable", note=declared_unreachable(m),
-                                       alone="unreachable")
+        elif why := declared_unreachable(m):
+            camp.outcomes[i] = Outcome(m, t.name, t.catalog or "pass", "unreachable", note=why, alone="unreachable")
         else:
             camp.outcomes[i] = Outcome(m, t.name, t.catalog or "pass", "not_reached")
     note(f"mutate: {len(pairs)} mutants drawn, {len(todo)} reached by a case, {len(pairs) - len(todo)} by none")

@@ -14,6 +14,7 @@ score with the declaration's reason (:func:`declared_unreachable`).
 from __future__ import annotations
 
 import functools
+import os
 import random
 import types
 from typing import Callable
@@ -162,8 +163,6 @@ def _declarations() -> tuple:
 def declared_unreachable(mutant: Mutant) -> str:
     """Why no program can run ``mutant``'s line, as the ``passgate.unreachable`` declarations say (the ones the
     coverage report leaves out of its reachable figures), or "" when none covers it."""
-    import os
-
     here = os.path.realpath(mutant.file)
     return next((d.reason for path, d in _declarations() if path == here and d.covers(mutant.qualname, mutant.line)),
                 "")

@@ -24,7 +24,7 @@ import time
 import traceback
 
 from harness.check import backend_numerics as bn
-from harness.check.runtime import default_backend_config
+from harness.check.runtime import emit
 from harness.check.runtime_exec import run_pte
 from harness.core.results import CheckResult, Status, result
 
@@ -59,7 +59,7 @@ def runtime_verdicts(manager, case, pass_name: str, backend: str = "XnnpackBacke
     inputs = case.sample_inputs()
     started = time.perf_counter()
     try:
-        buffer = manager.to_executorch(default_backend_config(manager.exported_program(m) for m in manager.methods)).buffer  # mutated buffers' initial values kept
+        buffer = emit(manager).buffer  # mutated buffers' initial values kept
     except Exception as exc:  # noqa: BLE001 - a program that does not emit is the verdict
         return _not_run(pass_name, graph, "to_executorch", f"{type(exc).__name__}: {exc}",
                         traceback.format_exc(limit=8), time.perf_counter() - started)

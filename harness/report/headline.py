@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.report import view as reports
-from harness.report.baseline import entry_state
+from harness.report.baseline import STILL_EXERCISED, entry_state
 
 __all__ = ["STATUSES", "STATUS_LABEL", "Headline", "baseline_entries", "compute", "plural"]
 
@@ -131,7 +131,7 @@ def _compute(v: reports.View) -> Headline:
     new, worsened = gating.count(False), gating.count(True)
     by = doc.get("summary", {}).get("by_status") or {}
     g = doc.get("gate") or {}
-    new += sum(1 for d in g.get("regressions") or () if d.get("check") == "still_exercised")  # no record holds these
+    new += sum(1 for d in g.get("regressions") or () if d.get("check") == STILL_EXERCISED)  # no record holds these
     if g and not any(k in g for k in ("known", "not_evaluated", "stale")):
         # a comparison with an earlier run (``passgate report diff``), not with a baseline: no entries to judge
         states = {"fixed": [{**e, "pass_name": reports.pass_of(e)} for e in g.get("fixed") or ()]}

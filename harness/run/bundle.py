@@ -35,7 +35,7 @@ from typing import Callable, Optional
 
 from harness.check import backend_numerics as bn
 from harness.check.numerics import TOLERANCES
-from harness.check.runtime import default_backend_config
+from harness.check.runtime import emit
 from harness.check.runtime_exec import ChildDied, in_child
 from harness.core.errors import UsageError
 from harness.pipelines.lowered_runtime import reference_outputs
@@ -82,7 +82,7 @@ def lower_for(backend: str, case):
     manager = to_edge_transform_and_lower(
         case.program("export"), partitioner=partitioner,
         compile_config=edge_compile_config(case.spec.check_ir_validity, case.spec.preserve_ops))
-    return manager.to_executorch(default_backend_config(manager.exported_program(m) for m in manager.methods))  # mutated buffers' initial values kept, as eager's
+    return emit(manager)  # mutated buffers' initial values kept, as eager's
 
 
 def _tolerance(expected: list, quantized: bool) -> dict:

@@ -89,11 +89,6 @@ def _callers(tree: ast.AST, owner: str, spans: list[tuple[int, int]]) -> set[int
 
 
 def body_spans(tree: ast.AST, names: Iterable[str]) -> dict[str, tuple[int, int] | None]:
-    """The public name of :func:`_bodies` (a test checks a declaration's lines lie in its function)."""
-    return _bodies(tree, names)
-
-
-def _bodies(tree: ast.AST, names: Iterable[str]) -> dict[str, tuple[int, int] | None]:
     """name -> (first, last) line of that function's body (its ``def`` and decorators stay: they ran at import);
     None when the module has no such function."""
     found: dict[str, tuple[int, int]] = {}
@@ -130,7 +125,7 @@ def exclude(files: dict, declarations: Iterable[Unreachable]) -> tuple[dict, lis
             ex.refused = "module not measured"
             continue
         tree = ast.parse(open(path, encoding="utf-8").read())
-        spans = _bodies(tree, d.functions)
+        spans = body_spans(tree, d.functions)
         absent = [n for n, span in spans.items() if span is None]
         if absent:
             ex.refused = f"no function {', '.join(absent)} in {path}"
