@@ -1,7 +1,8 @@
 """``python -m benchmarks.chaos`` (``tox -e chaos``): the seeded fault campaign of issue 36, and its table.
 
 Faults are drawn by the seed (every kind once first, then by weight) and each
-strikes a tiny slice of the quick profile (:mod:`benchmarks.chaos_trials`);
+strikes a tiny slice of the quick profile (:mod:`benchmarks.chaos_trials`), a
+quick ``certify`` or a small ``vulkan`` run (:mod:`benchmarks.chaos_commands`);
 after each, the rerun (``--resume`` where it applies) must give the verdicts
 of the slice's uninterrupted run, every file must read back whole, and no
 error may be a traceback. The table (fault kind x where it struck, with the
@@ -25,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.chaos_commands import COMMAND_FAULTS, COMMANDS, command_of, command_reference, run_command_trial
 from benchmarks.chaos_trials import FAULTS, SLICES, reference, run_trial
 
 __all__ = ["TARGET_FAULTS", "draw", "table", "render", "main"]
@@ -35,12 +37,17 @@ COUNTS = ("count", "injected", "completed", "identical", "lost", "wrong_cache_hi
           "bad_errors", "debris")
 
 
-def draw(n: int, seed: int) -> list[tuple]:
-    """``n`` (kind, where) faults: each kind once in :data:`FAULTS` order, then drawn by weight."""
+ALL_FAULTS = FAULTS + COMMAND_FAULTS
+
+
+def draw(n: int, seed: int, only: tuple = ()) -> list[tuple]:
+    """``n`` (kind, where) faults: each kind once in :data:`ALL_FAULTS` order, then drawn by weight
+    (``only``: the faults whose kind or where contains one of these words)."""
     rng = random.Random(seed)
-    kinds = [k for k, _ in FAULTS]
+    faults = [(k, w) for k, w in ALL_FAULTS if not only or any(o in f"{k[0]}@{k[1]}" for o in only)]
+    kinds = [k for k, _ in faults]
     out = kinds[:n]
-    weights = [w for _, w in FAULTS]
+    weights = [w for _, w in faults]
     out += rng.choices(kinds, weights, k=max(0, n - len(out)))
     return out
 
@@ -62,12 +69,12 @@ def table(rows: list[dict]) -> list[dict]:
 
 
 def render(groups: list[dict]) -> str:
-    head = f"{'fault':<9} {'where':<15}" + "".join(f" {c[:9]:>9}" for c in COUNTS)
+    head = f"{'fault':<9} {'where':<19}" + "".join(f" {c[:9]:>9}" for c in COUNTS)
     lines = [head]
     for g in groups:
-        lines.append(f"{g['kind']:<9} {g['where']:<15}" + "".join(f" {g[c]:>9}" for c in COUNTS))
+        lines.append(f"{g['kind']:<9} {g['where']:<19}" + "".join(f" {g[c]:>9}" for c in COUNTS))
     total = {c: sum(g[c] for g in groups) for c in COUNTS}
-    lines.append(f"{'total':<25}" + "".join(f" {total[c]:>9}" for c in COUNTS))
+    lines.append(f"{'total':<29}" + "".join(f" {total[c]:>9}" for c in COUNTS))
     return "\n".join(lines)
 
 
@@ -92,7 +99,7 @@ def _in_parallel(plan: list, jobs: int, seed: int, scratch: Path, done) -> None:
             if pid == 0:
                 code = 1
                 try:
-                    o = run_trial(i, seed, ref, kind, where, scratch).to_json()
+                    o = _trial(i, seed, ref, kind, where, scratch).to_json()
                     (scratch / f"outcome-{i}.json").write_text(json.dumps(o, default=str))
                     code = 0
                 finally:
@@ -103,25 +110,39 @@ def _in_parallel(plan: list, jobs: int, seed: int, scratch: Path, done) -> None:
         try:
             done(i, json.loads((scratch / f"outcome-{i}.json").read_text()))
         except (OSError, ValueError):  # the trial itself failed: the campaign's bug, shown as a finding
-            done(i, {"kind": kind, "where": where, "slice": ref.slice.name, "injected": True, "identical": False,
+            done(i, {"kind": kind, "where": where, "slice": ref.name, "injected": True, "identical": False,
                      "completed": False, "status": None, "rerun_status": None, "seconds": 0.0, "lost": 0,
                      "wrong_cache_hits": 0, "tracebacks": 1, "bad_errors": 0, "debris": 0, "corrupt": [],
                      "note": "the trial process failed"})
 
 
-def campaign(n: int, seed: int, scratch: Path, shared_cache: Path, log, jobs: int = 1) -> list[dict]:
+def _trial(i: int, seed: int, ref, kind: str, where: str, scratch: Path):
+    runner = run_command_trial if command_of(where) else run_trial
+    return runner(i, seed, ref, kind, where, scratch)
+
+
+def campaign(n: int, seed: int, scratch: Path, shared_cache: Path, log, jobs: int = 1,
+             only: tuple = ()) -> list[dict]:
     from benchmarks.chaos_proc import warm_imports
 
     warm_imports()
-    refs = {}
-    for s in SLICES:
+    faults = draw(n, seed, only)
+    refs, commands = {}, {}
+    wanted = {command_of(where).name for _kind, where in faults if command_of(where)}
+    for s in list(SLICES) + [c for c in COMMANDS if c.name in wanted]:
         t0 = time.monotonic()
-        refs[s.name] = reference(s, shared_cache, scratch)
-        print(f"chaos: reference {s.name}: status {refs[s.name].status}, {refs[s.name].seconds:.1f} s "
+        ref = command_reference(s, shared_cache, scratch) if s in COMMANDS else reference(s, shared_cache, scratch)
+        (commands if s in COMMANDS else refs)[s.name] = ref
+        print(f"chaos: reference {s.name}: status {ref.status}, {ref.seconds:.1f} s "
               f"(set up in {time.monotonic() - t0:.0f} s)", file=log, flush=True)
     rng = random.Random(seed)
-    plan = [(i, kind, where, refs["dim_order"] if where == "baseline" else refs[rng.choice(sorted(refs))])
-            for i, (kind, where) in enumerate(draw(n, seed))]
+
+    def ref_for(where: str):
+        if command_of(where):
+            return commands[command_of(where).name]
+        return refs["dim_order"] if where == "baseline" else refs[rng.choice(sorted(refs))]
+
+    plan = [(i, kind, where, ref_for(where)) for i, (kind, where) in enumerate(faults)]
     rows: dict = {}
 
     def done(i: int, o: dict) -> None:
@@ -133,7 +154,7 @@ def campaign(n: int, seed: int, scratch: Path, shared_cache: Path, log, jobs: in
 
     if jobs <= 1:
         for i, kind, where, ref in plan:
-            done(i, run_trial(i, seed, ref, kind, where, scratch).to_json())
+            done(i, _trial(i, seed, ref, kind, where, scratch).to_json())
     else:
         _in_parallel(plan, jobs, seed, scratch, done)
     rows = [rows[i] for i in sorted(rows)]
@@ -151,6 +172,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("-j", "--jobs", type=int, default=int(os.environ.get("PASSGATE_WORKERS", 2)),
                     help="trials at once, each in a process of its own (default $PASSGATE_WORKERS or 2)")
+    ap.add_argument("--only", nargs="+", default=(), metavar="WORD",
+                    help="only faults whose KIND@WHERE contains one of these (e.g. certify vulkan sigkill@parent)")
     ap.add_argument("--serve-seconds", type=float, default=0.0, help="also soak `passgate serve` this long")
     ap.add_argument("--clients", type=int, default=8, help="concurrent clients of the serve soak (default 8)")
     ap.add_argument("--out", type=Path, default=ROOT / "reports" / "generated" / "chaos")
@@ -160,12 +183,13 @@ def main(argv=None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="passgate-chaos-"))
     started = time.time()
     load_before = os.getloadavg()
-    doc: dict = {"seed": args.seed, "faults_requested": args.faults, "jobs": args.jobs, "cpus": os.cpu_count(),
+    doc: dict = {"seed": args.seed, "faults_requested": args.faults, "only": list(args.only), "jobs": args.jobs,
+                 "cpus": os.cpu_count(),
                  "loadavg_before": load_before, "scratch": str(scratch)}
     try:
         if args.faults:
             cpu0 = _cpu()
-            rows = campaign(args.faults, args.seed, scratch, shared, sys.stderr, args.jobs)
+            rows = campaign(args.faults, args.seed, scratch, shared, sys.stderr, args.jobs, tuple(args.only))
             groups = table(rows)
             print(render(groups))
             # CPU seconds (this process and every run it forked): what the budget costs on an idle machine

@@ -79,6 +79,10 @@ class Reference:
     baseline_old: Optional[bytes] = None
     baseline_new: Optional[dict] = None
 
+    @property
+    def name(self) -> str:
+        return self.slice.name
+
     def killed_caches(self, scratch: Path) -> list:
         """Cache folders as killed runs of this slice left them (snapshots renamed into place whole)."""
         return sorted(scratch.glob(f"t*/killed-cache-{self.slice.name}"))

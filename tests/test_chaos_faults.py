@@ -130,10 +130,19 @@ def test_one_line_errors_and_tracebacks_are_told_apart():
 
 
 def test_draw_covers_every_fault_kind_first_and_is_seeded():
-    kinds = [k for k, _ in FAULTS]
+    kinds = [k for k, _ in chaos.ALL_FAULTS]
+    assert kinds[:len(FAULTS)] == [k for k, _ in FAULTS]
     assert chaos.draw(len(kinds), 1) == kinds
     a, b = chaos.draw(200, 4), chaos.draw(200, 4)
     assert a == b and a != chaos.draw(200, 5) and set(a) == set(kinds)
+
+
+def test_certify_and_vulkan_faults_each_name_their_command_and_run_faults_name_none():
+    from benchmarks.chaos_commands import COMMAND_FAULTS, command_of
+
+    assert {command_of(where).name for (_kind, where), _weight in COMMAND_FAULTS} == {"certify", "vulkan"}
+    assert command_of("certify manifest").name == "certify" and command_of("vulkan worker").name == "vulkan"
+    assert all(command_of(where) is None for (_kind, where), _weight in FAULTS)
 
 
 def test_table_counts_by_kind_and_where():
