@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Callable
 
 FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
-           "incremental", "reruns", "vulkan_parallel", "report_html", "run_parallel", "shards", "runtime_cost")
+           "incremental", "reruns", "vulkan_parallel", "report_html", "run_parallel", "shards", "runtime_cost",
+           "verifier_memo")
 SLOW = ("conformance", "incremental", "vulkan_parallel", "runtime_cost")
 TARGETS = {
     "throughput": "passgate >= 30x the checks/s of the per-test style",
@@ -45,6 +46,7 @@ TARGETS = {
     "run_parallel": "passgate run -j 2 >= 1.8x faster than -j 1, same verdicts (report diff: 0 differences)",
     "shards": "slowest of 4 shards (cut by recorded unit costs) <= 1.15x their total / 4",
     "runtime_cost": "the standard profile's runtime legs add < 15% to a cold standard run",
+    "verifier_memo": "the verifier on results equal to their input costs less with the memo, same verdicts",
 }
 
 
@@ -106,6 +108,7 @@ RUNNERS: dict[str, tuple[str, str, Callable[[argparse.Namespace, dict], tuple]]]
     "shards": ("run_parallel", "shards", lambda args, got: (got.get("run_parallel") if "error" not in
                                                            got.get("run_parallel", {}) else None,)),
     "runtime_cost": ("runtime_cost", "figure", _context_only),
+    "verifier_memo": ("verifier_memo", "figure", _context_only),
 }
 
 

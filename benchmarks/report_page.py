@@ -25,6 +25,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Optional
@@ -33,7 +34,7 @@ from benchmarks.context import ROOT, Context, record
 from benchmarks.report_scale import Scale, full_size_doc
 from harness.report import view
 
-__all__ = ["BROWSERS", "browser", "figure", "load_ms", "render_at", "screenshot", "shots"]
+__all__ = ["BROWSERS", "browser", "figure", "load_ms", "real_page", "render_at", "screenshot", "shots"]
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
 _FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
@@ -160,7 +161,7 @@ def shots(folder: Path, scale: Scale = Scale()) -> list[Path]:
     """The reporting guide's screenshots, of this checkout's page for the full-size document: the top (banner,
     counts, filter bar, summary), the matrix, and the detail of the pass with the most known violations among
     those with new ones."""
-    from harness.report import html_summary, report_html
+    from harness.report import report_html
 
     chrome = browser()
     if chrome is None:
@@ -168,11 +169,19 @@ def shots(folder: Path, scale: Scale = Scale()) -> list[Path]:
     doc = full_size_doc(scale)
     page = Path(folder).resolve() / "report-full-size.html"
     page.write_text(report_html.render(doc))
-    tallies = html_summary.by_pass(view.view(doc))
-    pick = max((t for t in tallies.values() if t.new), key=lambda t: (t.known, t.name))
+    return _shots(page, doc, Path(folder), chrome)
+
+
+def _shots(page: Path, doc: dict, folder: Path, chrome: str, prefix: str = "report") -> list[Path]:
+    """Screenshots of ``page`` (rendered from ``doc``): the top, the matrix, and the detail of the pass with the
+    most known violations among those with new ones (else among all); ``page`` and its copies are removed."""
+    from harness.report import html_summary
+
+    tallies = list(html_summary.by_pass(view.view(doc)).values())
+    pick = max([t for t in tallies if t.new] or tallies, key=lambda t: (t.known, t.name))
     out = []
     for name, target in (("summary", ""), ("matrix", "matrix"), ("pass-detail", html_summary.anchor(pick.name))):
-        png = Path(folder) / f"report-{name}.png"
+        png = folder / f"{prefix}-{name}.png"
         if screenshot(page, png, chrome, target):
             out.append(png)
     for p in page.parent.glob(page.stem + ".*"):  # the page and its probed copies
@@ -180,11 +189,40 @@ def shots(folder: Path, scale: Scale = Scale()) -> list[Path]:
     return out
 
 
-if __name__ == "__main__":  # python -m benchmarks.report_page [REV | --shots FOLDER]: the figure alone, or screenshots
+def real_page(report_dir: Path, shots_dir: Optional[Path] = None, rounds: int = 3) -> dict:
+    """report.html of a real run, as that run wrote it: its size, its load time in headless Chromium (median
+    of ``rounds``), the run's size, and (``shots_dir``) the screenshots of :func:`shots`."""
+    chrome = browser()
+    report_dir = Path(report_dir).resolve()
+    doc = view.load(report_dir / "results.json")
+    scratch = Path(tempfile.mkdtemp(prefix="passgate-page-"))
+    try:
+        page = scratch / "report.html"
+        shutil.copy2(report_dir / "report.html", page)
+        loads = [load_ms(page, chrome) for _ in range(rounds if chrome else 0)]
+        got = {"page": str(report_dir / "report.html"), "bytes": page.stat().st_size, "browser": chrome,
+               "records": len(doc["results"]), "passes": doc["summary"].get("passes"),
+               "graphs": doc["summary"].get("graphs"), "load_ms": [x[0] for x in loads],
+               "matrix_ms": [x[1] for x in loads], "matrix_all_rows_ms": [x[2] for x in loads],
+               "load_ms_median": _median([x[0] for x in loads])}
+        if shots_dir is not None and chrome:
+            Path(shots_dir).mkdir(parents=True, exist_ok=True)
+            got["shots"] = [str(p) for p in _shots(page, doc, Path(shots_dir).resolve(), chrome, "real")]
+        return got
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    # python -m benchmarks.report_page [REV | --shots FOLDER | --real REPORT_DIR [SHOTS_FOLDER]]: the figure alone,
+    # screenshots of the full-size page, or a real run's page measured (and shot)
     import json
 
     if sys.argv[1:2] == ["--shots"]:
         print("\n".join(str(p) for p in shots(Path(sys.argv[2]))))
+        sys.exit(0)
+    if sys.argv[1:2] == ["--real"]:
+        print(json.dumps(real_page(Path(sys.argv[2]), Path(sys.argv[3]) if sys.argv[3:] else None), indent=1))
         sys.exit(0)
     c = Context()
     try:
