@@ -163,11 +163,14 @@ def _ordered_units(config) -> list:
 def outlooks(config) -> dict:
     """Unit key -> :class:`harness.run.outlook.Outlook` of every unit, from the verdict cache, once per process."""
     if not hasattr(config, "_passgate_outlooks"):
+        from harness.run import costs
         from harness.run.outlook import survey
 
         p, inc = _plan(config), incremental(config)
         edited = ordering.edited_files(str(ROOT), inc.changed)  # the working tree's edits: their units first
-        config._passgate_outlooks = survey(inc, p, p.units(), _run_config(), known=_known(config), edited=edited)
+        units = p.units()
+        config._passgate_outlooks = survey(inc, p, units, _run_config(), known=_known(config), edited=edited,
+                                           priors=costs.priors(units, ROOT / "reports" / "unit-costs.json"))
     return config._passgate_outlooks
 
 

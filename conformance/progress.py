@@ -30,8 +30,13 @@ MAX_FAILURE_LINES = 50  # after these, failures are only counted (the summary li
 
 
 def param_id(nodeid: str) -> str:
-    """The parameter id of an item's node id (``...::test_check[ID]`` or, under loadgroup, ``[ID]@group``)."""
-    return nodeid[nodeid.find("[") + 1:nodeid.rfind("]")]
+    """The parameter id of an item's node id (``...::test_check[ID]`` or, under loadgroup, ``[ID]@group``).
+
+    An id holds no ``@``, but a group may hold brackets (``entry:P[config]``, a configured entry's pass): the
+    id ends at the first ``]@``, else at the last ``]``."""
+    start = nodeid.find("[") + 1
+    end = nodeid.find("]@", start)
+    return nodeid[start:end if end != -1 else nodeid.rfind("]")]
 
 
 class ProgressReporter:

@@ -185,3 +185,15 @@ def test_the_start_up_chatter_of_the_dependencies_stays_out_of_the_terminal(tmp_
     assert proc.returncode == 5, proc.stdout[-2000:] + proc.stderr[-2000:]  # nothing selected: pytest's status
     assert "passgate: 0 units in 0 items" in proc.stdout
     assert proc.stderr.strip() == "", proc.stderr[-2000:]
+
+
+def test_an_items_id_is_read_whole_when_its_xdist_group_holds_brackets():
+    """A configured entry's group (``entry:P[config]``) holds a ``]``: read up to the last one, the id of every
+    item of that entry came out wrong and its units were never counted (the progress said 0 left while they ran)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from conformance.progress import param_id
+
+    assert param_id("conformance/test_conformance.py::test_check[q.R[annotation]-g-runs]@entry:q.R[annotation]") \
+        == "q.R[annotation]-g-runs"
+    assert param_id("conformance/test_conformance.py::test_check[a-g-runs]@pipeline:x@g") == "a-g-runs"
+    assert param_id("conformance/test_conformance.py::test_check[p[c]-g-numerics]") == "p[c]-g-numerics"

@@ -67,6 +67,19 @@ def test_costs_come_from_a_results_json_or_the_compact_file(tmp_path):
         costs.read(tmp_path / "bad.json")
 
 
+def test_priors_give_every_unit_a_cost_from_the_file_and_nothing_without_a_readable_one(tmp_path):
+    units = _units()
+    recorded = {k: v for k, v in _recorded(units).items() if k[1] != "g00"}
+    costs.write(recorded, tmp_path / "unit-costs.json")
+    got = costs.priors(units, tmp_path / "unit-costs.json")
+    assert set(got) == {u.key for u in units}
+    assert got["runtime:runtime@g01"] == pytest.approx(10.0) and got["runtime:runtime@g00"] == pytest.approx(10.0)
+    assert got["entry:vendor.P0@g01"] == pytest.approx(recorded[("vendor.P0", "g01")], abs=1e-3)
+    assert costs.priors(units, tmp_path / "absent.json") == {}
+    (tmp_path / "torn.json").write_text('{"schema": "passgate-pair-')
+    assert costs.priors(units, tmp_path / "torn.json") == {}  # an ETA is never worth an error
+
+
 @pytest.mark.parametrize("args, message", [
     (["--shard-costs", "nope.json"], "--shard-costs only applies with --shard I/N"),
     (["--shard", "1/2", "--shard-costs", "nope.json"], "cannot read unit costs from nope.json"),

@@ -25,7 +25,7 @@ from pathlib import Path
 from harness.core.errors import UsageError
 from harness.core.results import PASS_LEVEL
 
-__all__ = ["SCHEMA", "from_results", "read", "write", "unit_costs"]
+__all__ = ["SCHEMA", "from_results", "read", "write", "unit_costs", "priors"]
 
 SCHEMA = "passgate-pair-costs/1"
 
@@ -74,3 +74,14 @@ def unit_costs(units: list, costs: dict[tuple[str, str], float]) -> list[float]:
     fallback = statistics.median(everything) if everything else 1.0
     return [c if c is not None else (statistics.median(by_kind[u.kind]) if u.kind in by_kind else fallback)
             for u, c in zip(units, known)]
+
+
+def priors(units: list, path) -> dict[str, float]:
+    """Unit key -> seconds from the costs file ``path`` (the committed ``reports/unit-costs.json``): what a unit
+    the verdict cache has no record of should cost, for an ETA; {} when the file is absent or unreadable (an
+    ETA is never worth an error)."""
+    try:
+        known = read(path) if Path(path).is_file() else {}
+    except UsageError:
+        return {}
+    return dict(zip((u.key for u in units), unit_costs(units, known))) if known else {}

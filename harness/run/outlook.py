@@ -60,10 +60,13 @@ def _failed(record, known: Iterable) -> bool:
 
 
 def survey(inc, plan, units: list, config, known: Iterable = frozenset(),
-           edited: Optional[set] = None) -> dict[str, Outlook]:
+           edited: Optional[set] = None, priors: Optional[dict] = None) -> dict[str, Outlook]:
     """Unit key -> :class:`Outlook` for ``units`` of ``plan`` judged under ``config`` by ``inc``
     (a :class:`harness.run.incremental.Incremental`). Units no changed file reaches (``inc.changed``) are
-    settled: they will not be judged. ``known``: (pass, graph, check) of the baseline's violations."""
+    settled: they will not be judged. ``known``: (pass, graph, check) of the baseline's violations.
+    ``priors``: unit key -> seconds, what a unit with no record under its key should cost (a committed costs
+    file, :mod:`harness.run.costs`): units differ a hundredfold, so one flat guess makes a cold ETA useless."""
+    priors = priors or {}
     deps.forget_hashes()  # files may have changed since this process last hashed them
     selection = inc.selection(plan, units, config)
     out = {u.key: Outlook(SETTLED, 0.0, True) for u in selection.not_affected}
@@ -74,7 +77,7 @@ def survey(inc, plan, units: list, config, known: Iterable = frozenset(),
         record = cache.read(key) if (cache is not None and key) else None
         if record is None:
             tier = EDITED if edited and own_files(u) & edited else NEW
-            out[u.key] = Outlook(tier, UNRECORDED_SECONDS, False)
+            out[u.key] = Outlook(tier, priors.get(u.key, UNRECORDED_SECONDS), False)
             continue
         reusable = inc.reuse and cache.holds(record)
         seconds = 0.0 if reusable else recorded_seconds(record)
