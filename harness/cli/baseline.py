@@ -165,10 +165,10 @@ def run_update(args) -> int:
         "from": source, "executorch": env.get("executorch"), "torch": env.get("torch"),
         "configuration": doc.get("configuration", {}),
     })
+    ran = {(r.pass_name, r.graph) for r in results}
     if args.keep_unrun and previous:
-        ran = {(r.pass_name, r.graph) for r in results}
         new.entries += [e for e in previous.entries if (e.pass_name, e.graph) not in ran]
-        _merge_unrun(new, previous, results)
+        _merge_unrun(new, previous, ran)
     path = bl.save(new, args.baseline)
     old_keys = set(previous.by_key()) if previous else set()
     new_keys = set(new.by_key())
@@ -178,7 +178,6 @@ def run_update(args) -> int:
           f"-{len(old_keys - new_keys)}), {untriaged} untriaged; {pairs} exercised pass x graph pair(s)",
           file=sys.stdout)
     if previous:
-        ran = {(r.pass_name, r.graph) for r in results}
         _say_dropped(bl.gate(results, previous, args.strict))
         if not args.keep_unrun:
             gone = sum(1 for e in previous.entries if (e.pass_name, e.graph) not in ran)
@@ -188,9 +187,8 @@ def run_update(args) -> int:
     return 0
 
 
-def _merge_unrun(new, previous, results) -> None:
-    """Keep ``previous``'s exercised pairs of pass x graph pairs ``results`` did not run (``--keep-unrun``)."""
-    ran = {(r.pass_name, r.graph) for r in results}
+def _merge_unrun(new, previous, ran: set) -> None:
+    """Keep ``previous``'s exercised pairs of pass x graph pairs the run did not run (``ran``; ``--keep-unrun``)."""
     for pass_name, graphs in previous.exercised.items():
         kept = {g for g in graphs if (pass_name, g) not in ran}
         if kept:
@@ -205,7 +203,7 @@ def _record_exercised(results, previous, args) -> int:
         raise UsageError(f"--exercised-only records into an existing baseline: {args.baseline} does not exist")
     new = bl.Baseline(list(previous.entries), previous.generated, previous.strict, bl.exercised_pairs(results))
     if args.keep_unrun:
-        _merge_unrun(new, previous, results)
+        _merge_unrun(new, previous, {(r.pass_name, r.graph) for r in results})
     path = bl.save(new, args.baseline)
     print(f"passgate: baseline {path}: {sum(len(g) for g in new.exercised.values())} exercised pass x graph pair(s) "
           f"of {len(new.exercised)} passes recorded; {len(new.entries)} known-violation entries kept as they were",

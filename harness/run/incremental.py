@@ -79,6 +79,7 @@ class Incremental:
     states: dict = field(default_factory=dict)  # unit key -> RAN, REUSED or NOT_AFFECTED
     _hashed: bool = False
     _recorded: dict = field(default_factory=dict)  # id(result) -> (result, its details, its record as recorded)
+    _own: dict = field(default_factory=dict)  # (kind, name) -> own_files: the same for all its graphs
 
     def to_json(self) -> dict:
         """results.json's ``incremental`` section."""
@@ -91,10 +92,10 @@ class Incremental:
         memo: dict = {}
         config_text = verdicts.config_key(config)
         roots = self.cache.roots if self.cache is not None else None
-        defined: dict = {}  # (kind, name) -> where its pass is defined: the same for all its graphs
+        defined: dict = {}  # (kind, name) -> where its pass is defined, as the key names it
         for u in units:
             if (u.kind, u.name) not in defined:
-                defined[(u.kind, u.name)] = [verdicts.portable(f, roots) for f in own_files(u)]
+                defined[(u.kind, u.name)] = [verdicts.portable(f, roots) for f in self._own_files(u)]
             where = defined[(u.kind, u.name)]
             self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config, memo, config_text, where)
         return affected.select(units, self.keys, self.cache, self.changed)
@@ -268,9 +269,15 @@ class Incremental:
         key = self.keys.get(unit.key)
         if self.cache is None or key is None or files is None or not verdicts.cacheable(results):
             return
-        files = set(files) | own_files(unit)
+        files = set(files) | self._own_files(unit)
         if self.cache.write(key, unit.key, files, results, self.run):
             self.counts.recorded += 1
+
+    def _own_files(self, unit) -> set:
+        mine = (unit.kind, unit.name)
+        if mine not in self._own:
+            self._own[mine] = own_files(unit)
+        return self._own[mine]
 
 
 def unit_record_key(unit) -> tuple:
