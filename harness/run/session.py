@@ -45,6 +45,37 @@ class Terminated(BaseException):
     """SIGTERM arrived. A BaseException, so no ``except Exception`` in a pass or verifier swallows it."""
 
 
+class _Forking:
+    """SIGTERM in the middle of ``os.fork``: an exception a fork hook raises (logging's ``_releaseLock`` runs
+    after every fork) is printed as "Exception ignored" and dropped, so a ``Terminated`` raised there would be
+    lost and the run would go on. While a fork runs, the handler only notes the signal; once every hook of the
+    parent has run it is sent again a moment later, to code where it can unwind. Hooks run before-hooks in
+    reverse order of registration and after-hooks in order, so these (registered on import, after logging's)
+    enclose logging's."""
+
+    active = False
+    deferred = False
+
+    @classmethod
+    def before(cls) -> None:
+        cls.active, cls.deferred = True, False
+
+    @classmethod
+    def after_in_parent(cls) -> None:
+        cls.active = False
+        if cls.deferred:
+            cls.deferred = False
+            threading.Timer(0.01, os.kill, (os.getpid(), signal.SIGTERM)).start()
+
+    @classmethod
+    def after_in_child(cls) -> None:
+        cls.active = cls.deferred = False  # a child does not inherit its parent's pending signals
+
+
+os.register_at_fork(before=_Forking.before, after_in_parent=_Forking.after_in_parent,
+                    after_in_child=_Forking.after_in_child)
+
+
 @contextmanager
 def sigterm_raises():
     """Turn SIGTERM into :class:`Terminated` in the main thread (elsewhere signals cannot be handled)."""
@@ -58,6 +89,9 @@ def sigterm_raises():
         if os.getpid() != owner:  # a child forked from this process (a worker, a report writer) before it set
             signal.signal(signal.SIGTERM, signal.SIG_DFL)  # its own handler: die of SIGTERM, as it would then
             os.kill(os.getpid(), signal.SIGTERM)
+            return
+        if _Forking.active:  # raised in a fork hook, it would be dropped (see _Forking)
+            _Forking.deferred = True
             return
         raise Terminated()
 
