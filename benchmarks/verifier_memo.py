@@ -42,7 +42,7 @@ def figure(ctx: Context) -> dict:
     cache.configure(ctx.cache_dir)
     specs = sources.select(["mlp"] if ctx.tiny else ["builtin"])
     cases = [load_case(s) for s in specs]
-    entries = [e for e in catalog.all_entries(catalog.select(list(CATALOGS))) if e.runnable()]
+    entries = [e for e in catalog.all_entries(catalog.select(list(CATALOGS))) if e.runnable]
     entries = entries[:3] if ctx.tiny else entries
     config = RunConfig(seed=ctx.seed)
     original = verifiers.dialect_verdict
