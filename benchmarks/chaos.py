@@ -128,7 +128,7 @@ def campaign(n: int, seed: int, scratch: Path, shared_cache: Path, log, jobs: in
     warm_imports()
     faults = draw(n, seed, only)
     refs, commands = {}, {}
-    wanted = {command_of(where).name for _kind, where in faults if command_of(where)}
+    wanted = {c.name for _kind, where in faults if (c := command_of(where))}
     for s in list(SLICES) + [c for c in COMMANDS if c.name in wanted]:
         t0 = time.monotonic()
         ref = command_reference(s, shared_cache, scratch) if s in COMMANDS else reference(s, shared_cache, scratch)
@@ -138,8 +138,8 @@ def campaign(n: int, seed: int, scratch: Path, shared_cache: Path, log, jobs: in
     rng = random.Random(seed)
 
     def ref_for(where: str):
-        if command_of(where):
-            return commands[command_of(where).name]
+        if c := command_of(where):
+            return commands[c.name]
         return refs["dim_order"] if where == "baseline" else refs[rng.choice(sorted(refs))]
 
     plan = [(i, kind, where, ref_for(where)) for i, (kind, where) in enumerate(faults)]

@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import random
 import shutil
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import chaos_check as check
-from benchmarks.chaos_proc import kill_later, spawn, wait
-from benchmarks.chaos_trials import Outcome
+from benchmarks.chaos_proc import spawn, wait
+from benchmarks.chaos_trials import Outcome, fault_env, strike
 
 __all__ = ["Command", "CommandReference", "COMMANDS", "COMMAND_FAULTS", "command_of", "command_reference",
            "run_command_trial"]
@@ -124,12 +123,10 @@ def run_command_trial(index: int, seed: int, ref: CommandReference, kind: str, w
     env: dict = {}
     if kind in ("kill", "enospc", "eio"):
         nth = rng.randint(1, 3) if where == "vulkan cache" else 1  # several entries per run
-        env = {"PASSGATE_FAULTS": f"{rng.randrange(10**6)}:{kind}@{folder / dict(c.targets)[where]}#{nth}",
-               "PASSGATE_FAULTS_LOG": str(folder / "struck.log")}
+        env = fault_env(rng, kind, str(folder / dict(c.targets)[where]), nth, folder)
     proc = spawn(_argv(c, folder / "out", cache), folder / "faulted", env)
     if kind in ("sigkill", "sigterm"):
-        sig = signal.SIGKILL if kind == "sigkill" else signal.SIGTERM
-        out.struck = kill_later(proc, rng.uniform(0.05, 0.95) * ref.seconds, sig, where.endswith("worker")) or ""
+        out.struck = strike(proc, rng, kind, ref.seconds, where.endswith("worker"))
     wait(proc)
     out.status, out.seconds = proc.status, proc.seconds
     out.injected = bool(out.struck) or (folder / "struck.log").exists()
@@ -149,9 +146,7 @@ def run_command_trial(index: int, seed: int, ref: CommandReference, kind: str, w
     v = check.compare(ref.doc, check.load(rerun_out / "results.json"))
     out.completed = v.identical
     out.identical = v.identical and again.status == ref.status
-    out.lost += v.lost
-    out.wrong_cache_hits += v.wrong_cache_hits
-    out.differences += v.differences + v.changed
+    out.count(v)
     out.corrupt += check.corrupt_files(rerun_out, cache)
     if c.name == "certify" and not _verified(rerun_out).ok:
         out.corrupt.append(f"{rerun_out} (the rerun's bundle fails passgate verify)")

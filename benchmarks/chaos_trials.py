@@ -24,7 +24,7 @@ from typing import Optional
 from benchmarks import chaos_check as check
 from benchmarks.chaos_proc import kill_later, spawn, wait
 
-__all__ = ["Slice", "Reference", "SLICES", "FAULTS", "reference", "run_trial"]
+__all__ = ["Slice", "Reference", "Outcome", "SLICES", "FAULTS", "fault_env", "reference", "run_trial", "strike"]
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,26 @@ class Outcome:
     def to_json(self) -> dict:
         return dict(self.__dict__)
 
+    def count(self, v: check.Verdicts) -> None:
+        """Add a run's verdicts, as compared with the reference's, to what this trial found."""
+        self.lost += v.lost
+        self.wrong_cache_hits += v.wrong_cache_hits
+        self.differences += v.differences + v.changed
+
+
+def fault_env(rng: random.Random, kind: str, glob: str, nth, folder: Path) -> dict:
+    """The environment that makes the fault layer of :mod:`harness.core.io` strike the ``nth`` write matching
+    ``glob`` with ``kind`` (its seed drawn from ``rng``), logging each strike into ``folder``."""
+    return {"PASSGATE_FAULTS": f"{rng.randrange(10**6)}:{kind}@{glob}#{nth}",
+            "PASSGATE_FAULTS_LOG": str(folder / "struck.log")}
+
+
+def strike(proc, rng: random.Random, kind: str, seconds: float, worker: bool) -> str:
+    """SIGKILL or SIGTERM (``kind``) to ``proc`` or one of its workers at a moment of its ``seconds`` drawn from
+    ``rng``; what was struck, "" when the run ended first."""
+    sig = signal.SIGKILL if kind == "sigkill" else signal.SIGTERM
+    return kill_later(proc, rng.uniform(0.05, 0.95) * seconds, sig, worker) or ""
+
 
 def run_trial(index: int, seed: int, ref: Reference, kind: str, where: str, scratch: Path) -> Outcome:
     """Set up, strike, judge, rerun, judge (see the module docstring)."""
@@ -190,16 +210,14 @@ def run_trial(index: int, seed: int, ref: Reference, kind: str, where: str, scra
         glob = f"{cache}/*" if kind == "readonly" else str(folder / TARGETS[where][0])
         several = where in ("cache entry", "verdict record", "case note")  # one file per graph or unit
         nth = "*" if kind == "readonly" else str(rng.randint(1, 2) if several else 1)
-        env = {"PASSGATE_FAULTS": f"{rng.randrange(10**6)}:{'erofs' if kind == 'readonly' else kind}@{glob}#{nth}",
-               "PASSGATE_FAULTS_LOG": str(folder / "struck.log")}
+        env = fault_env(rng, "erofs" if kind == "readonly" else kind, glob, nth, folder)
     argv = _argv(ref.slice, folder, cache)
     if where == "baseline":
         (folder / "baseline.json").write_bytes(ref.baseline_old)
         argv = ["baseline", "update", "--baseline", str(folder / "baseline.json"), *argv[1:]]
     proc = spawn(argv, folder / "faulted", env)
     if kind in ("sigkill", "sigterm"):
-        sig = signal.SIGKILL if kind == "sigkill" else signal.SIGTERM
-        out.struck = kill_later(proc, rng.uniform(0.05, 0.95) * ref.seconds, sig, where == "worker") or ""
+        out.struck = strike(proc, rng, kind, ref.seconds, where == "worker")
     wait(proc)
     out.status, out.seconds = proc.status, proc.seconds
     out.injected = bool(out.struck) or (folder / "struck.log").exists() or kind == "restored"
@@ -253,9 +271,7 @@ def _judge_verdicts(out: Outcome, ref: Reference, folder: Path, status: Optional
     v = check.compare(ref.doc, check.load(folder / "report" / "results.json"))
     out.completed = v.identical or bool((check.load(folder / "report" / "results.json") or {}).get("complete"))
     out.identical = v.identical and (status == ref.status or out.where == "baseline") and not out.differences
-    out.lost += v.lost
-    out.wrong_cache_hits += v.wrong_cache_hits
-    out.differences += v.differences + v.changed
+    out.count(v)
     out.corrupt += check.corrupt_files(folder / "report", folder / "cache")
 
 
@@ -277,9 +293,7 @@ def _shared(out: Outcome, ref: Reference, folder: Path) -> Outcome:
         out.tracebacks += check.has_traceback(p.stderr())
         out.bad_errors += check.bad_error(p.status, p.stderr())
         v = check.compare(ref.doc, check.load(folder / f"run{i}" / "report" / "results.json"))
-        out.lost += v.lost
-        out.wrong_cache_hits += v.wrong_cache_hits
-        out.differences += v.differences + v.changed
+        out.count(v)
         out.identical = (out.identical or i == 1) and v.identical and p.status == ref.status
         out.corrupt += check.corrupt_files(folder / f"run{i}" / "report")
         out.seconds = max(out.seconds, p.seconds)

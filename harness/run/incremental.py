@@ -95,7 +95,7 @@ class Incremental:
         defined: dict = {}  # (kind, name) -> where its pass is defined, as the key names it
         for u in units:
             if (u.kind, u.name) not in defined:
-                defined[(u.kind, u.name)] = [verdicts.portable(f, roots) for f in self._own_files(u)]
+                defined[(u.kind, u.name)] = [verdicts.portable(f, roots) for f in self.own_files(u)]
             where = defined[(u.kind, u.name)]
             self.keys[u.key] = verdicts.static_key(u, case_key(plan, u), config, memo, config_text, where)
         return affected.select(units, self.keys, self.cache, self.changed)
@@ -269,11 +269,12 @@ class Incremental:
         key = self.keys.get(unit.key)
         if self.cache is None or key is None or files is None or not verdicts.cacheable(results):
             return
-        files = set(files) | self._own_files(unit)
+        files = set(files) | self.own_files(unit)
         if self.cache.write(key, unit.key, files, results, self.run):
             self.counts.recorded += 1
 
-    def _own_files(self, unit) -> set:
+    def own_files(self, unit) -> set:
+        """:func:`own_files` of ``unit``, computed once per pass of this run (the same for all its graphs)."""
         mine = (unit.kind, unit.name)
         if mine not in self._own:
             self._own[mine] = own_files(unit)

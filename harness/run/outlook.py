@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
 from harness.run import deps
-from harness.run.incremental import UNRECORDED_SECONDS, own_files
+from harness.run.incremental import UNRECORDED_SECONDS
 
 __all__ = ["FAILED", "EDITED", "NEW", "STALE", "SETTLED", "TIER_NAMES", "Outlook", "survey", "group_tiers",
            "ordered", "recorded_seconds", "tier_counts"]
@@ -76,7 +76,7 @@ def survey(inc, plan, units: list, config, known: Iterable = frozenset(),
         key = inc.keys.get(u.key)
         record = cache.read(key) if (cache is not None and key) else None
         if record is None:
-            tier = EDITED if edited and own_files(u) & edited else NEW
+            tier = EDITED if edited and inc.own_files(u) & edited else NEW
             out[u.key] = Outlook(tier, priors.get(u.key, UNRECORDED_SECONDS), False)
             continue
         reusable = inc.reuse and cache.holds(record)
@@ -86,7 +86,7 @@ def survey(inc, plan, units: list, config, known: Iterable = frozenset(),
         elif reusable:
             tier = SETTLED
         else:
-            tier = EDITED if edited and own_files(u) & edited else STALE
+            tier = EDITED if edited and inc.own_files(u) & edited else STALE
         out[u.key] = Outlook(tier, seconds, reusable)
     return out
 
