@@ -1,4 +1,4 @@
-"""The conformance suite as a pytest plugin: one test item per unit x pass x check.
+"""The conformance suite as a pytest plugin: one test item per unit, its failing checks as subtests.
 
 The workload is a :class:`harness.run.plan.RunPlan` of a profile (``standard`` by
 default: every catalog on the built-in and quantized graphs, the backend
@@ -7,18 +7,18 @@ Q/DQ fusion recipe), plus the pass-writing guide's reference passes on the
 built-in graphs. ``passgate run --profile standard`` does the same work in
 one process.
 
-A unit (one pass, pipeline, partitioner or fusion on one graph) is judged
-once per process, when its first item runs; a pass is judged on all its
-graphs at once. The items of a pass (or of a pipeline, partitioner or fusion
-on one graph) are pinned to one pytest-xdist worker with ``xdist_group``
-(run with ``--dist loadgroup``).
-Violations the baseline (``reports/baseline.json``) records are non-strict
-xfails: a known one does not fail the run, a fixed one shows as XPASS and is
-listed in the report's gate, and a worsened one (its fingerprint got worse
-than the entry records: :func:`worsened`) fails its item, as the gate fails
-it. Each item carries its CheckResult in
-``user_properties``, so the controller collects them all and writes the
-passgate report (results.json with its gate section, and its siblings).
+A unit (one pass, pipeline, partitioner or fusion on one graph) is one
+item; a pass is judged on all its graphs at once, when its first item runs.
+The items of a pass are pinned to one pytest-xdist worker with
+``xdist_group`` (run with ``--dist loadgroup``). A unit's checks that hold
+make no report of their own; each that does not is a subtest
+(:func:`verdicts`): a new violation fails, a violation the baseline
+(``reports/baseline.json``) records xfails, a worsened one (its fingerprint
+got worse than the entry records: :func:`worsened`) fails, as the gate fails
+it; a fixed one is listed in the report's gate. Each item carries its
+CheckResults in ``user_properties``, so the controller collects them all and
+writes the passgate report (results.json with its gate section, and its
+siblings), which names pass, graph and check for every verdict.
 
 Units are handed out most likely to fail first (:mod:`harness.run.outlook`:
 failed last time, edited, new, stale, then the settled ones), so the first
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,8 @@ import pytest
 from conformance import ordering
 
 __all__ = ["ROOT", "DEFAULT_BASELINE", "pytest_addoption", "pytest_configure", "pytest_xdist_auto_num_workers",
-           "pytest_configure_node", "pytest_generate_tests", "worsened", "lost_rewrite", "outlooks",
-           "pytest_collection_modifyitems", "incremental", "unit_results", "pytest_runtest_makereport", "pytest_runtest_logreport",
+           "pytest_configure_node", "pytest_generate_tests", "Verdict", "verdicts", "worsened", "lost_rewrite", "outlooks",
+           "pytest_collection_modifyitems", "incremental", "unit_results", "KNOWN_VIOLATIONS", "pytest_runtest_makereport", "pytest_runtest_logreport",
            "pytest_sessionfinish", "pytest_terminal_summary"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +83,7 @@ def pytest_configure(config):
     from conformance.progress import ProgressReporter
 
     config.pluginmanager.register(ProgressReporter(
-        config, units=lambda: _ordered_units(config), item_ids=lambda u: [ordering.item_id(u, p, c) for p, c in u.items()],
+        config, units=lambda: _ordered_units(config), unit_id=ordering.unit_id,
         outlooks=lambda: outlooks(config), every=config.getoption("--passgate-progress-every")), "passgate-progress")
 
 
@@ -109,11 +110,51 @@ def _baseline(config):
 
 def _known(config) -> dict:
     """(pass, graph, check) -> reason: the baseline's entries and the reference passes' known violations."""
-    from harness.run.profiles import known_violations
+    if not hasattr(config, "_passgate_known"):
+        from harness.run.profiles import known_violations
 
-    known = {e.key: e.reason + (f" ({e.upstream})" if e.upstream else "") for e in _baseline(config).entries}
-    known.update(known_violations())
-    return known
+        known = {e.key: e.reason + (f" ({e.upstream})" if e.upstream else "") for e in _baseline(config).entries}
+        known.update(known_violations())
+        config._passgate_known = known
+    return config._passgate_known
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A check of a unit that does not hold, as its subtest reports it."""
+
+    pass_name: str  # the pass judged: the unit's own, or a pipeline's step
+    check: str
+    message: str  # what the subtest fails (or xfails) with, the check id first
+    known: bool  # a violation the baseline records, no worse than recorded: xfails
+
+
+def verdicts(config, unit, results: dict) -> list[Verdict]:
+    """The checks of ``unit`` (``results``: (pass, check) -> CheckResult) that do not hold, in item order.
+
+    A ``runs`` record whose pass changed this graph when the baseline was
+    recorded and now leaves it as handed fails the gate's ``still_exercised``
+    (every other check holds on such a pair). A violation fails unless the
+    baseline knows it; a known one that got worse fails as ``worsened``.
+    Checks that hold, skip or do not apply give nothing.
+    """
+    from harness.core.results import Status
+
+    out = []
+    known = _known(config)
+    for (pass_name, check), r in results.items():
+        lost = lost_rewrite(config, r) if check == "runs" else ""
+        if lost:
+            out.append(Verdict(pass_name, check, f"[still_exercised] {lost}", False))
+        elif r.status in (Status.SKIP, Status.NOT_APPLICABLE) or not r.is_violation():
+            continue
+        elif how := worsened(config, r):
+            out.append(Verdict(pass_name, check, f"[{check}] worsened: {how}: {r.message}", False))
+        else:
+            reason = known.get((pass_name, unit.graph, check))
+            out.append(Verdict(pass_name, check, f"[{check}] " + (f"known: {reason}" if reason else r.message),
+                               reason is not None))
+    return out
 
 
 def worsened(config, result) -> str:
@@ -135,19 +176,11 @@ def lost_rewrite(config, result) -> str:
 
 
 def pytest_generate_tests(metafunc):
-    if "conformance_item" not in metafunc.fixturenames:
+    if "conformance_unit" not in metafunc.fixturenames:
         return
-    p, known = _plan(metafunc.config), _known(metafunc.config)
-    params, ids = [], []
-    for unit in _ordered_units(metafunc.config):
-        for pass_name, check in p.items(unit):
-            marks = [pytest.mark.xdist_group(ordering.group_of(unit))]
-            reason = known.get((pass_name, unit.graph, check))
-            if reason:  # a worsened item fails with pytest.fail, which is no Exception: raises= lets it fail
-                marks.append(pytest.mark.xfail(reason=reason, strict=False, raises=Exception))
-            params.append(pytest.param((unit, pass_name, check), marks=marks))
-            ids.append(ordering.item_id(unit, pass_name, check))
-    metafunc.parametrize("conformance_item", params, ids=ids)
+    units = _ordered_units(metafunc.config)
+    metafunc.parametrize("conformance_unit", [pytest.param(u, marks=pytest.mark.xdist_group(ordering.group_of(u)))
+                                              for u in units], ids=[ordering.unit_id(u) for u in units])
 
 
 def _ordered_units(config) -> list:
@@ -252,8 +285,7 @@ def unit_results(config, unit) -> dict:
         from harness.graphs.cases import load_cases
 
         p = _plan(config)
-        group = ordering.group_of(unit)
-        batch = [u for u in p.units() if ordering.group_of(u) == group] if unit.batched else [unit]
+        batch = _groups(config)[ordering.group_of(unit)] if unit.batched else [unit]
         got: dict = {u: {} for u in batch}
         by_graph = {u.graph: u for u in batch}
         # Catalog entries run in forked workers (harness/run/isolation.py): a pass that segfaults or hangs
@@ -266,6 +298,15 @@ def unit_results(config, unit) -> dict:
     return _UNITS[unit]
 
 
+def _groups(config) -> dict:
+    """xdist group -> the plan's units in it, built once per process."""
+    if not hasattr(config, "_passgate_groups"):
+        config._passgate_groups = {}
+        for u in _plan(config).units():
+            config._passgate_groups.setdefault(ordering.group_of(u), []).append(u)
+    return config._passgate_groups
+
+
 _CASES: dict = {}  # case name -> its record and ops, in this process (see _case_loaded)
 _PENDING_CASES: list = []  # names loaded since the last item's report: sent with the next one
 
@@ -276,10 +317,13 @@ def _case_loaded(index: int, case) -> None:
     Cases are loaded in the xdist workers, the report is written on the
     controller: what the controller learns of a worker travels in the items'
     ``user_properties``, so the next item's report carries it
-    (:func:`pytest_runtest_makereport`), once per case and worker.
+    (:func:`pytest_runtest_makereport`), once per case and worker. The record
+    is also stored beside the case in the lowered-graph cache, for the runs
+    that reuse every verdict on it (:func:`_read_reused_cases`).
     """
     if case.name in _CASES:
         return
+    from harness.graphs.cache import default_cache
     from harness.graphs.op_coverage import case_ops
 
     try:
@@ -291,25 +335,43 @@ def _case_loaded(index: int, case) -> None:
     _CASES[case.name] = {"name": case.name, "source": spec.source, "key": spec.key, "from_cache": case.from_cache,
                          "lower_seconds": round(case.lower_seconds, 4), "ops": keys}
     _PENDING_CASES.append(case.name)
+    cache = default_cache()
+    if cache is not None and keys and cache.summary(spec) is None:
+        cache.store_summary(spec, {"name": case.name, "source": spec.source, "key": spec.key, "ops": keys})
 
 
-@pytest.hookimpl(hookwrapper=True)
+KNOWN_VIOLATIONS = pytest.StashKey[str]()  # a unit item's known violations, when nothing else failed: it xfails
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Attach the case records loaded during this item to its report (``passgate_case`` user properties)."""
+    """Attach the case records loaded during this item to its report (``passgate_case`` user properties); a unit
+    whose only violations are known xfails (:data:`KNOWN_VIOLATIONS`).
+
+    Why the xfail is set here and not raised by ``pytest.xfail()``: a raised
+    one has pytest read the test's source for its location, some 3 ms per
+    item, and a warm run xfails thousands."""
     if call.when == "call" and _PENDING_CASES:
         for name in _PENDING_CASES:
             item.user_properties.append(("passgate_case", json.dumps(_CASES[name], default=str)))
         _PENDING_CASES.clear()
-    yield
+    report = yield
+    stash = getattr(item, "stash", None)
+    known = stash.get(KNOWN_VIOLATIONS, None) if stash is not None else None
+    if known and call.when == "call" and report.passed and not isinstance(report, pytest.SubtestReport):
+        report.outcome, report.wasxfail = "skipped", known
+    return report
 
 
 def pytest_runtest_logreport(report):
-    """On the controller (and without xdist): gather each item's CheckResult and the case records."""
+    """On the controller (and without xdist): gather each item's CheckResults and the case records."""
     if report.when != "call" and not (report.when == "setup" and report.skipped):
         return
+    if isinstance(report, pytest.SubtestReport):  # it copies its item's properties so far: the item's own has all
+        return
     for name, value in report.user_properties:
-        if name == "passgate_result":
-            _controller_results.append(json.loads(value))
+        if name == "passgate_results":
+            _controller_results.extend(json.loads(value))
         elif name == "passgate_unit":
             key, state = json.loads(value)
             _controller_units[key] = state
@@ -336,19 +398,23 @@ def _read_reused_cases(p, results) -> None:
     """The cases of graphs no worker loaded (every unit on them reused its recorded verdicts), read here.
 
     A reused unit loads no case, so without this a fully reused run would
-    report no cases and no op coverage. Read from the lowered-graph cache on
-    the controller (tens of ms a case; lowered only if the cache lost it),
-    marked ``reused`` so the timings do not count them as this run's work.
+    report no cases and no op coverage. Read from the summary the lowered-graph
+    cache keeps beside each case (:meth:`harness.graphs.cache.CaseCache.summary`),
+    else from the case itself (lowered only if the cache lost it), marked
+    ``reused`` so the timings do not count them as this run's work.
     """
     missing = [p.specs_by_name[g] for g in dict.fromkeys(r.graph for r in results)
                if g in p.specs_by_name and g not in _controller_cases]
-    if not missing:
-        return
+    from harness.graphs.cache import default_cache
     from harness.graphs.cases import load_cases
 
-    load_cases(missing, loaded=_case_loaded)
+    cache = default_cache()
+    summaries = {s.name: cache.summary(s) for s in missing} if cache is not None else {}
+    load_cases([s for s in missing if not summaries.get(s.name)], loaded=_case_loaded)  # stores their summaries
     for spec in missing:
-        _case_record({**_CASES[spec.name], "reused": True})
+        known = summaries.get(spec.name)
+        record = {**known, "from_cache": True, "lower_seconds": 0.0} if known else _CASES[spec.name]
+        _case_record({**record, "reused": True})
     _PENDING_CASES.clear()  # the controller's own reads: nothing to send anywhere
 
 

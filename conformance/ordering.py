@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections import Counter
 from typing import Optional
 
-__all__ = ["WORKERINPUT_KEY", "item_id", "group_of", "shared_tiers", "ordered_units", "edited_files", "suffix_groups"]
+__all__ = ["WORKERINPUT_KEY", "unit_id", "group_of", "shared_tiers", "ordered_units", "edited_files", "suffix_groups"]
 
 WORKERINPUT_KEY = "passgate_tiers"
 
 
-def item_id(unit, pass_name: str, check: str) -> str:
-    """The parameter id of one item (what JUnit XML and ``-k`` name): pass, graph and check."""
-    return f"{pass_name}-{unit.graph}-{check}"
+def unit_id(unit) -> str:
+    """The parameter id of a unit's item (what JUnit XML and ``-k`` name): its kind, name and graph.
+
+    The kind is part of it because a pipeline and a partitioner may share a name (``xnnpack``)."""
+    return f"{unit.kind}:{unit.name}-{unit.graph}"
 
 
 def group_of(unit) -> str:

@@ -1,9 +1,8 @@
 """The conformance suite's terminal: a progress line in units with an ETA, and each failure as it happens.
 
-Why not pytest's own output: a standard run is some 290,000 items, a line
-of dots per 80 of them with a percent, for an hour on a cold cache, with no
-count of what is judged (a unit: one pass on one graph), no ETA and no
-failure until the end. This plugin, on the xdist controller (or the one
+Why not pytest's own output: a standard run is some 18,000 items (one per
+unit: one pass on one graph), a line of dots per 80 of them with a percent,
+for over an hour on a cold cache, with no ETA and no failure until the end. This plugin, on the xdist controller (or the one
 process without xdist), blanks the per-item letters and writes instead:
 
 - a headline when the items are known: units, how many of each tier of
@@ -42,19 +41,20 @@ def param_id(nodeid: str) -> str:
 class ProgressReporter:
     """Counts item reports into units and writes the progress lines (see the module docstring).
 
-    ``units()`` gives the plan's units in item order, ``item_ids(unit)`` the
-    parameter ids of a unit's items, ``outlooks()`` the unit key ->
+    ``units()`` gives the plan's units in item order, ``unit_id(unit)`` the
+    parameter id of a unit's item, ``outlooks()`` the unit key ->
     :class:`harness.run.outlook.Outlook` of the run: called once, when the
     items are known, so nothing is computed when the run never gets there.
     """
 
-    def __init__(self, config, units: Callable, item_ids: Callable, outlooks: Callable, every: float):
+    def __init__(self, config, units: Callable, unit_id: Callable, outlooks: Callable, every: float):
         self.config = config
-        self.units, self.item_ids, self.outlooks = units, item_ids, outlooks
+        self.units, self.unit_id, self.outlooks = units, unit_id, outlooks
         self.every = every
         self.progress = None
         self.unit_of: dict = {}  # parameter id -> unit key
         self.failures = 0
+        self._with_failed_checks: set = set()  # node ids of units a failed check (subtest) was reported for
         self._last = 0.0
 
     @property
@@ -75,10 +75,10 @@ class ProgressReporter:
         wanted = set(ids)
         items_left: dict = {}
         for unit in self.units():
-            for pid in self.item_ids(unit):
-                if pid in wanted:
-                    self.unit_of[pid] = unit.key
-                    items_left[unit.key] = items_left.get(unit.key, 0) + 1
+            pid = self.unit_id(unit)
+            if pid in wanted:
+                self.unit_of[pid] = unit.key
+                items_left[unit.key] = 1
         outlooks = self.outlooks()
         seconds = {k: outlooks[k].seconds for k in items_left if k in outlooks}
         workers = int(getattr(self.config.option, "numprocesses", 0) or 0)
@@ -112,6 +112,10 @@ class ProgressReporter:
         return category, "", word
 
     def pytest_runtest_logreport(self, report) -> None:
+        if isinstance(report, pytest.SubtestReport) and report.failed:
+            self._with_failed_checks.add(report.nodeid)
+        elif report.when == "call" and report.nodeid in self._with_failed_checks:
+            return  # the unit's own report, failed for its failed checks: each had its line
         if report.failed and report.when in ("setup", "call", "teardown"):
             self._failed(report)
         if report.when != "teardown" or self.progress is None:
@@ -130,9 +134,12 @@ class ProgressReporter:
             return
         crash = getattr(report.longrepr, "reprcrash", None)  # the exception's message, without the traceback
         text = crash.message if crash is not None else str(report.longrepr or "")
-        message = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        message = next((line.strip() for line in text.splitlines() if line.strip()), "").removeprefix("Failed: ")
         more = " (further failures are counted, not listed here)" if self.failures == MAX_FAILURE_LINES else ""
-        self._write(f"passgate: FAILED {param_id(report.nodeid)} ({report.when}): {message[:200]}{more}")
+        where = report.when
+        if isinstance(report, pytest.SubtestReport):  # a unit's failing check: its message names the check
+            where = ", ".join([report.context.msg or "", *(f"{k}={v}" for k, v in report.context.kwargs.items())])
+        self._write(f"passgate: FAILED {param_id(report.nodeid)} ({where}): {message[:200]}{more}")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session) -> None:

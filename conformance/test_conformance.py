@@ -1,4 +1,4 @@
-"""Every unit of the suite, one item per pass x check (see conftest.py)."""
+"""Every unit of the suite, one item per unit, its failing checks as subtests (see conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,28 +6,37 @@ import json
 
 import pytest
 
-from conformance.conftest import incremental, lost_rewrite, unit_results, worsened
+from conformance.conftest import KNOWN_VIOLATIONS, incremental, unit_results, verdicts
 
 
-def test_check(conformance_item, request):
-    from harness.core.results import Status
+def test_unit(conformance_unit, request, subtests):
+    """Judge one unit (one pass, pipeline, partitioner or fusion on one graph) and report its checks.
 
-    unit, pass_name, check = conformance_item
-    result = unit_results(request.config, unit).get((pass_name, check))
-    state = incremental(request.config).states.get(unit.key)
+    Why one item per unit, not per check: each item costs its setup, call and teardown reports, which under
+    xdist travel to the controller one by one; a check that holds says nothing pytest must print. A check that
+    fails (a new or worsened violation, or a lost rewrite) is a failing subtest named by its check and pass. A
+    unit whose only violations are known xfails, naming their checks. Every check's CheckResult rides on the
+    item's ``user_properties`` for the passgate report, which names pass, graph and check for each verdict
+    (results.json, junit.xml).
+    """
+    unit = conformance_unit
+    config = request.config
+    results = unit_results(config, unit)
+    state = incremental(config).states.get(unit.key)
     if state:  # ran / reused / not_affected: the controller counts units for the summary
         request.node.user_properties.append(("passgate_unit", json.dumps([unit.key, state])))
     if state == "not_affected":
         pytest.skip("not affected: no file its recorded dependencies include changed")
-    if result is None:
-        pytest.skip(f"{check} was not judged here (a pipeline stopped before this step, or it does not apply)")
-    request.node.user_properties.append(("passgate_result", json.dumps(result.to_json(), default=str)))
-    lost = lost_rewrite(request.config, result) if check == "runs" else ""
-    if lost:  # the gate's still_exercised, judged on the pair's runs item: every other check holds on such a pair
-        pytest.fail(f"[still_exercised] {lost}", pytrace=False)
-    if result.status in (Status.SKIP, Status.NOT_APPLICABLE):
-        pytest.skip(f"{result.status.value}: {result.message}")
-    how = worsened(request.config, result) if result.is_violation() else ""
-    if how:  # a known violation that got worse: it fails, never xfails (pytest.fail is not what xfail's raises= takes)
-        pytest.fail(f"[{check}] worsened: {how}: {result.message}", pytrace=False)
-    assert not result.is_violation(), f"[{check}] {result.message}"
+    request.node.user_properties.append(
+        ("passgate_results", json.dumps([r.to_json() for r in results.values()], default=str)))
+    found = verdicts(config, unit, results)
+    for v in found:
+        if not v.known:
+            with subtests.test(msg=v.check, **({"pass": v.pass_name} if v.pass_name != unit.name else {})):
+                pytest.fail(v.message, pytrace=False)
+    known = [v for v in found if v.known]
+    if known and len(known) == len(found):  # the xfail is set on the report (conftest.pytest_runtest_makereport)
+        request.node.stash[KNOWN_VIOLATIONS] = f"{len(known)} known violation(s): " + "; ".join(
+            v.message if v.pass_name == unit.name else f"{v.pass_name}: {v.message}" for v in known)
+    if not results:
+        pytest.skip("no check was judged here (it does not apply)")

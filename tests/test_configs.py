@@ -198,12 +198,12 @@ def test_plan_units_of_a_configuration_are_keyed_by_its_name():
 
 
 def test_bracketed_names_work_as_pytest_node_ids(tmp_path):
-    """The conformance suite's item ids are ``<pass>-<graph>-<check>``: a node id with nested brackets selects
+    """The conformance suite's item ids are ``<kind>:<pass>-<graph>``: a node id with nested brackets selects
     its item, and so does -k."""
     (tmp_path / "test_ids.py").write_text(textwrap.dedent("""
         import pytest
-        IDS = ["transforms.ConvertDtypePass-mlp-runs", "transforms.ConvertDtypePass[i32_to_i64]-mlp-runs",
-               "transforms.ConvertDtypePass[i32_to_i64]-mlp-verifier"]
+        IDS = ["entry:transforms.ConvertDtypePass-mlp", "entry:transforms.ConvertDtypePass[i32_to_i64]-mlp",
+               "entry:transforms.ConvertDtypePass[i32_to_i64]-conv_bn_relu"]
         @pytest.mark.parametrize("x", IDS, ids=IDS)
         def test_conformance(x):
             pass
@@ -214,7 +214,7 @@ def test_bracketed_names_work_as_pytest_node_ids(tmp_path):
                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
         return out.stdout.strip().splitlines()[-1]
 
-    assert run("test_ids.py::test_conformance[transforms.ConvertDtypePass[i32_to_i64]-mlp-runs]").startswith("1 passed")
+    assert run("test_ids.py::test_conformance[entry:transforms.ConvertDtypePass[i32_to_i64]-mlp]").startswith("1 passed")
     assert run("-k", "ConvertDtypePass[i32_to_i64]").startswith("2 passed, 1 deselected")
 
 

@@ -22,7 +22,10 @@ from conformance import conftest  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _fresh(monkeypatch):
+def _fresh(monkeypatch, tmp_path):
+    from harness.graphs import cache
+
+    monkeypatch.setattr(cache, "_DEFAULT", cache.CaseCache(tmp_path / "cases"))  # no summaries of other runs
     monkeypatch.setattr(conftest, "_CASES", {})
     monkeypatch.setattr(conftest, "_PENDING_CASES", [])
     monkeypatch.setattr(conftest, "_controller_cases", {})
@@ -48,7 +51,8 @@ def test_worker_cases_reach_the_controller_once_each():
     conftest._case_loaded(0, _case("mlp"))
     conftest._case_loaded(1, _case("conv_bn_relu", from_cache=False, seconds=1.5))
     conftest._case_loaded(0, _case("mlp"))  # the same case again in this worker: sent once
-    first = _report_of([("passgate_result", json.dumps({"pass_name": "P", "graph": "mlp"}))])
+    first = _report_of([("passgate_results", json.dumps([{"pass_name": "P", "graph": "mlp", "check": "runs"},
+                                                          {"pass_name": "P", "graph": "mlp", "check": "verifier"}]))])
     second = _report_of([])  # nothing new loaded: nothing attached
     assert [n for n, _ in first.user_properties].count("passgate_case") == 2
     assert not second.user_properties
@@ -58,7 +62,25 @@ def test_worker_cases_reach_the_controller_once_each():
     assert conftest._controller_cases["conv_bn_relu"] == {
         "name": "conv_bn_relu", "source": "builtin", "key": "k-conv_bn_relu", "from_cache": False,
         "lower_seconds": 1.5, "ops": []}
+    assert len(conftest._controller_results) == 2  # the unit's every check, from its one item
+
+
+def test_a_subtests_report_adds_nothing_its_items_report_carries():
+    """A failing check's subtest report copies its item's properties so far: counted there, results would double."""
+    props = [("passgate_results", json.dumps([{"pass_name": "P", "graph": "mlp", "check": "runs"}]))]
+    sub = pytest.SubtestReport("t.py::test_unit[x]", ("t.py", 0, "test_unit"), {}, "failed", "[runs] x", "call",
+                               user_properties=props)
+    sub.context = _subtest_context()
+    conftest.pytest_runtest_logreport(sub)
+    assert conftest._controller_results == []
+    conftest.pytest_runtest_logreport(SimpleNamespace(when="call", skipped=False, user_properties=props))
     assert len(conftest._controller_results) == 1
+
+
+def _subtest_context():
+    from _pytest.subtests import SubtestContext  # what pytest builds a SubtestReport from: not exported
+
+    return SubtestContext(msg="runs", kwargs={})
 
 
 def test_the_worker_that_lowered_a_case_wins_over_one_that_read_the_cache():
@@ -86,9 +108,32 @@ def test_cases_of_fully_reused_units_are_read_on_the_controller(monkeypatch):
             loaded(i, _case(s.name))
 
     monkeypatch.setattr(cases_mod, "load_cases", fake_load)
-    plan = SimpleNamespace(specs_by_name={g: SimpleNamespace(name=g) for g in ("mlp", "conv_bn_relu")})
+    plan = SimpleNamespace(specs_by_name={g: SimpleNamespace(name=g, key=f"k-{g}") for g in ("mlp", "conv_bn_relu")})
     results = [SimpleNamespace(graph=g) for g in ("mlp", "conv_bn_relu", "*", "vulkan/x/s0")]
     conftest._read_reused_cases(plan, results)
     assert asked == ["conv_bn_relu"]  # mlp came from a worker; "*" and plugged cases are no graph specs
     assert conftest._controller_cases["conv_bn_relu"]["reused"] is True
     assert "reused" not in conftest._controller_cases["mlp"] and not conftest._PENDING_CASES
+
+
+def test_a_cases_summary_is_stored_once_and_spares_the_next_reused_run_its_loading(monkeypatch):
+    """A case loaded anywhere leaves its summary (ops) beside it in the lowered-graph cache; a run whose every
+    verdict on it is reused reports its ops from there, without deserializing its programs."""
+    from harness.graphs import cases as cases_mod
+    from harness.graphs import op_coverage
+
+    monkeypatch.setattr(op_coverage, "case_ops", lambda case: {"aten.add.Tensor": 1})
+    conftest._case_loaded(0, _case("mlp"))
+    spec = SimpleNamespace(name="mlp", source="builtin", key="k-mlp")
+    from harness.graphs.cache import default_cache
+
+    assert default_cache().summary(spec) == {"name": "mlp", "source": "builtin", "key": "k-mlp",
+                                             "ops": ["aten.add.Tensor"]}
+    monkeypatch.setattr(conftest, "_CASES", {})
+    monkeypatch.setattr(conftest, "_PENDING_CASES", [])
+    asked = []
+    monkeypatch.setattr(cases_mod, "load_cases", lambda specs, loaded=None: asked.extend(specs))
+    conftest._read_reused_cases(SimpleNamespace(specs_by_name={"mlp": spec}), [SimpleNamespace(graph="mlp")])
+    assert asked == []
+    assert conftest._controller_cases["mlp"]["ops"] == ["aten.add.Tensor"]
+    assert conftest._controller_cases["mlp"]["reused"] is True

@@ -164,18 +164,21 @@ def test_the_suite_prints_units_and_an_eta_and_judges_last_times_failures_first(
     lines = [line for line in out.splitlines() if " units done, " in line and " left" in line]
     assert lines and lines[-1].startswith(f"passgate: {units:,} of {units:,} units done, 0 left"), lines[-3:]
     assert f"passgate: {units:,} of {units:,} units done in " in out
-    assert "passgate: FAILED exir.ToOutVarPass-" in out
+    assert "passgate: FAILED entry:exir.ToOutVarPass-mlp (meta_stack_trace): [meta_stack_trace] " in out
+    ours = [line for line in out.splitlines() if line.startswith("passgate: FAILED")]
+    assert not [line for line in ours if "failed subtests" in line]  # a unit failed by its checks: no line of its own
     assert not any(set(line.strip()) <= set(".sxXF") and line.strip() for line in out.splitlines())  # no dots
     assert "Failed to load" not in first.stderr and "_pytree" not in first.stderr
-    cases = ET.parse(tmp_path / "r1-pytest.xml").getroot().iter("testcase")
-    names = {c.get("name") for c in cases}
-    assert any(n.startswith("test_check[exir.ToOutVarPass-mlp-meta_stack_trace]") for n in names), sorted(names)[:5]
+    cases = {c.get("name"): c for c in ET.parse(tmp_path / "r1-pytest.xml").getroot().iter("testcase")}
+    mlp = next((c for n, c in cases.items() if n.startswith("test_unit[entry:exir.ToOutVarPass-mlp]")), None)
+    assert mlp is not None, sorted(cases)[:5]  # one testcase per unit, a failure per failing check, named
+    assert any(f.get("message", "").startswith("Failed: [meta_stack_trace] ") for f in mlp.iter("failure"))
 
     second = _conformance(cache, tmp_path / "r2", "-n", "1")
     assert second.returncode == 1, second.stdout[-3000:]
     assert "failed last time" in second.stdout, second.stdout[-3000:]
     order = [c.get("name") for c in ET.parse(tmp_path / "r2-pytest.xml").getroot().iter("testcase")]
-    assert order[0].startswith("test_check[exir.ToOutVarPass-"), order[:3]  # one worker: the collection order
+    assert order[0].startswith("test_unit[entry:exir.ToOutVarPass-"), order[:3]  # one worker: the collection order
 
 
 def test_the_start_up_chatter_of_the_dependencies_stays_out_of_the_terminal(tmp_path, passgate_cache):
@@ -193,7 +196,7 @@ def test_an_items_id_is_read_whole_when_its_xdist_group_holds_brackets():
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from conformance.progress import param_id
 
-    assert param_id("conformance/test_conformance.py::test_check[q.R[annotation]-g-runs]@entry:q.R[annotation]") \
-        == "q.R[annotation]-g-runs"
-    assert param_id("conformance/test_conformance.py::test_check[a-g-runs]@pipeline:x@g") == "a-g-runs"
-    assert param_id("conformance/test_conformance.py::test_check[p[c]-g-numerics]") == "p[c]-g-numerics"
+    assert param_id("conformance/test_conformance.py::test_unit[entry:q.R[annotation]-g]@entry:q.R[annotation]") \
+        == "entry:q.R[annotation]-g"
+    assert param_id("conformance/test_conformance.py::test_unit[pipeline:x-g]@pipeline:x@g") == "pipeline:x-g"
+    assert param_id("conformance/test_conformance.py::test_unit[entry:p[c]-g]") == "entry:p[c]-g"

@@ -148,6 +148,24 @@ class CaseCache:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in spec.name)[:60]
         return self.root / f"{safe}-{digest}.case"
 
+    def summary(self, spec) -> Optional[dict]:
+        """What a report records of the case (its ops, where it came from), stored beside its entry, or None.
+
+        Why: a run that reuses every verdict on a case still reports its ops;
+        read from here it need not deserialize the case's programs (a warm
+        conformance run read 146 cases for that alone).
+        """
+        try:
+            return json.loads(self._summary_path(spec).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def store_summary(self, spec, summary: dict) -> None:
+        atomic_write_bytes(self._summary_path(spec), json.dumps(summary, sort_keys=True).encode())
+
+    def _summary_path(self, spec) -> Path:
+        return self.path_for(spec).with_suffix(".summary.json")
+
     def load(self, spec):
         """(inputs, exported, edge) or None when absent; rebuilds corrupt entries."""
         path = self.path_for(spec)
