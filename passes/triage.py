@@ -334,8 +334,14 @@ RULES: tuple[Rule, ...] = (
          "aten::pow.int (-> float) and pow.int_to_int (-> int) then collide: any program with pow / square crashes",
          upstream=ET + "exir/operator/convert.py"),
     Rule(("ChannelsLastTaggedReshapePass",), ("runs",), r"non-NHWC compatible node",
-         "expects conv1d already rewritten to conv2d: XNNPACK runs Conv1dUnsqueezePass before it, and alone it "
-         "asserts on a rank-3 convolution input", "precondition"),
+         "lays out the input of every op in memory_sensitive_ops_nhwc (convolution, max/avg_pool2d, mean.dim, "
+         "amax, max.dim, upsample_bilinear2d, prelu) channels-last and asserts that it is 4-D (and no constant "
+         "already read channels-first): on most cases a reduction or pooling of a rank-1/2/3/5 tensor (amax, "
+         "max.dim or mean.dim over a sequence, an unbatched avg_pool2d), or a conv1d where the pass runs alone "
+         "(in the pipeline Conv1dUnsqueezePass makes it a conv2d first). "
+         "It runs on the subgraph XNNPACK's partitioner delegated, which takes none of these off 4-D (MeanDimConfig, "
+         "MaxDimConfig, ...; amax not at all)", "precondition",
+         upstream=ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py (can_be_converted_to_nhwc)"),
     Rule(("TagMemoryMetaPass",), ("runs",), r"AssertionError:\s*$",
          "the graph holds an op with no Vulkan implementation (aten.min.dim): tracing a getitem of it to its "
          "producer asserts is_valid_op_node; VulkanBackend.preprocess only receives partitions of supported ops",

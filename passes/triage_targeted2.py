@@ -243,4 +243,24 @@ LATER_RULES: tuple[Rule, ...] = (
          "every output; XNNPACK runs it in preprocess on a delegated partition, whose outputs are tensor nodes",
          "precondition", upstream=ET + "backends/xnnpack/_passes/channels_last_tagged_reshape_pass.py (call)",
          graphs=("targeted_exir_outputs",)),
+    # -- targeted_exir_mutable: mutable buffers without control flow --------------------------------------------
+    Rule(("reinplace_pass",), ("numerics",), r"output 0 \(torch\.float32, shape \(2, 6, 4\)\)",
+         "writes in place into a tensor the program returns: with elementwise op sets (mul, add, ...) it rewrites "
+         "`self.cache * self.cache` to mul_ on the KV-cache buffer's new value, which the program also returns "
+         "(the buffer mutation), because its backward walk counts later reads among call_function nodes only, "
+         "never the output node (as on targeted_exir_memory)",
+         upstream=ET + "exir/passes/reinplace.py (reinplace_pass: seen_nodes); "
+                       "reports/upstream/repro_reinplace_overwrites_graph_output.py",
+         graphs=("targeted_exir_mutable",)),
+    Rule(("DecomposeAtenApproxGeluPass",), ("verifier",), r"mismatched dtypes",
+         "call_operator rewrites every operator into the tanh-GELU formula of its first argument, whatever it was "
+         "called for: on targeted_exir_mutable's int64 step counter (`self.steps.add_(1)`, its cast) that mixes "
+         "int64 and float32 operands, which the edge verifier rejects",
+         upstream=ET + "backends/cadence/aot/decompose_ops.py (DecomposeAtenApproxGeluPass); "
+                       "reports/upstream/repro_cadence_approx_gelu_pass.py",
+         graphs=("targeted_exir_mutable",)),
+    Rule(("TagMemoryMetaPass",), ("runs",), r"Unsupported storage type DEFAULT_STORAGE",
+         "asks for the storage of a tensor the previous steps left at DEFAULT_STORAGE and raises instead of "
+         "choosing one (with force_fp16, on targeted_exir_mutable's program of int64 and float buffers)",
+         upstream=ET + "backends/vulkan/_passes/tag_memory_meta_pass.py", graphs=("targeted_exir_mutable",)),
 )

@@ -81,6 +81,18 @@ def test_a_semantics_changing_pass_is_not_applicable_not_blind(report):
     assert CHANGING not in [x.pass_name for x in report.flagged]
 
 
+def test_a_meaning_changing_entry_that_did_not_run_on_a_case_is_not_blocked_there():
+    """A pipeline step shares its pipeline's declaration: where it raised, numerics would not have applied
+    either, so the case is not applicable and no graph could make the entry judged (not blind)."""
+    rows = [("a", "runs", "pass", ""), ("a", "numerics", "skip", "the pass is declared meaning-changing"),
+            ("b", "runs", "fail", "the pass raised: AssertionError"), ("b", "numerics", "skip", "the pass did not run")]
+    doc = {"results": [{"pass_name": "pipe/02:Step", "graph": g, "check": c, "status": s, "message": m}
+                       for g, c, s, m in rows]}
+    e = _entry(blind.compute(doc), "pipe/02:Step")
+    assert (e.flag, e.judged, e.blocked, e.not_applicable, e.blockers) == ("", 0, 0, 2, {})
+    assert "numerics" not in e.unjudged and blind.targets(blind.compute(doc))["entries"] == []
+
+
 def test_an_entry_judged_on_few_cases_is_flagged_few_under_the_threshold(doc, report):
     e = _entry(report, RANK4)
     assert (e.flag, e.judged, e.blocked) == ("few", 1, 2)

@@ -14,7 +14,9 @@ results document:
 - per entry, on how many cases numerics was judged (pass or fail), blocked,
   not applicable (the pass is declared meaning-changing, or not applicable to
   the case), or left unjudged for another reason (a skip no failing check
-  explains, a harness error);
+  explains, a harness error); a declaration holds for every case of the entry,
+  so where a meaning-changing pass did not run its numerics is not applicable
+  either, not blocked;
 - entries judged on no case while blocked on some (``blind``), and on at most
   ``few`` cases while blocked on others (``few``).
 
@@ -75,6 +77,7 @@ class EntryBlind:
     blockers: dict = field(default_factory=dict)  # blocking check -> cases it blocked
     blocked_cases: list = field(default_factory=list)  # BlockedCase, in report order
     flag: str = ""  # "blind" | "few" | ""
+    meaning_changing: bool = False  # a case skipped numerics as the pass is declared meaning-changing
 
     @property
     def first(self) -> Optional[BlockedCase]:
@@ -205,6 +208,8 @@ def _cell(entry: EntryBlind, cell: reports.Cell, known: dict) -> None:
         groups[b["check"]].checks.append(check)
         entry.unjudged[check] = entry.unjudged.get(check, 0) + 1
     kind = _numerics_kind(by_check.get("numerics"), any("numerics" in g.checks for g in groups.values()))
+    if kind == "not_applicable" and _MEANING_CHANGING in (by_check["numerics"].get("message") or ""):
+        entry.meaning_changing = True
     if kind is not None:
         entry.cases += 1
         setattr(entry, kind, getattr(entry, kind) + 1)
@@ -212,6 +217,19 @@ def _cell(entry: EntryBlind, cell: reports.Cell, known: dict) -> None:
         entry.blocked_cases.append(g)
         if "numerics" in g.checks:
             entry.blockers[g.blocker] = entry.blockers.get(g.blocker, 0) + 1
+
+
+def _numerics_never_apply(entry: EntryBlind) -> None:
+    """A pass is declared meaning-changing for all its cases (a pipeline's steps share the pipeline's
+    declaration): where it did not run, numerics would not have applied either, so those cases are
+    not_applicable, not blocked, and no graph could make the entry judged."""
+    entry.not_applicable += entry.blocked
+    entry.blocked = 0
+    entry.blockers = {}
+    entry.unjudged.pop("numerics", None)
+    for c in entry.blocked_cases:
+        if "numerics" in c.checks:
+            c.checks.remove("numerics")
 
 
 def compute(doc: dict, baseline=None, few: int = DEFAULT_FEW) -> BlindReport:
@@ -223,6 +241,8 @@ def compute(doc: dict, baseline=None, few: int = DEFAULT_FEW) -> BlindReport:
         _cell(entries.setdefault(p, EntryBlind(p)), cell, known)
     out = [e for p in v.passes if (e := entries.get(p)) is not None and e.cases]
     for e in out:
+        if e.meaning_changing:
+            _numerics_never_apply(e)
         if e.blocked and not e.judged:
             e.flag = "blind"
         elif e.blocked and e.judged <= few:

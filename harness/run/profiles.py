@@ -39,7 +39,7 @@ from harness.graphs import sources
 __all__ = ["SUITE_VERSION", "CORE_CATALOGS", "PIPELINE_NAMES", "PARTITIONER_NAMES", "RUNTIME_LEGS", "Profile",
            "PROFILES", "profile", "available_graphs", "Workload", "suite_passes", "known_violations", "workload"]
 
-SUITE_VERSION = "2026.12.0"  # what each version added: CHANGELOG.md
+SUITE_VERSION = "2026.12.1"  # what each version added: CHANGELOG.md
 
 CORE_CATALOGS = ("exir", "transforms", "vulkan", "xnnpack")
 PIPELINE_NAMES = ("vulkan", "xnnpack", "to_executorch")
