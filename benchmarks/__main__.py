@@ -28,7 +28,7 @@ from typing import Callable
 
 FIGURES = ("throughput", "verification", "warm_cold", "edit_loop", "parallel", "memory", "conformance", "help",
            "incremental", "reruns", "vulkan_parallel", "report_html", "run_parallel", "shards", "runtime_cost",
-           "verifier_memo")
+           "verifier_memo", "suite_overhead")
 SLOW = ("conformance", "incremental", "vulkan_parallel", "runtime_cost")
 TARGETS = {
     "throughput": "passgate >= 30x the checks/s of the per-test style",
@@ -47,6 +47,7 @@ TARGETS = {
     "shards": "slowest of 4 shards (cut by recorded unit costs) <= 1.15x their total / 4",
     "runtime_cost": "the standard profile's runtime legs add < 15% to a cold standard run",
     "verifier_memo": "the verifier on results equal to their input costs less with the memo, same verdicts",
+    "suite_overhead": "tox -e conformance, cold slice: CPU seconds <= 1.2x the summed check time",
 }
 
 
@@ -109,6 +110,7 @@ RUNNERS: dict[str, tuple[str, str, Callable[[argparse.Namespace, dict], tuple]]]
                                                            got.get("run_parallel", {}) else None,)),
     "runtime_cost": ("runtime_cost", "figure", _context_only),
     "verifier_memo": ("verifier_memo", "figure", _context_only),
+    "suite_overhead": ("suite_overhead", "figure", _context_only),
 }
 
 

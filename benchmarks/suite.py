@@ -15,7 +15,7 @@ from typing import Optional
 from benchmarks.context import PASSGATE, PY, ROOT, Context, check_cmd, record, timed
 from benchmarks.proctree import run_sampled
 
-__all__ = ["tox_conformance_command", "parallel", "memory", "conformance_wall", "help_time"]
+__all__ = ["tox_conformance_command", "suite_root", "parallel", "memory", "conformance_wall", "help_time"]
 
 # ----------------------------------------------------------------------------- c./d./g. conformance suite under pytest
 
@@ -41,22 +41,26 @@ def tox_conformance_command(workers: int, extra: list, root: Path = ROOT) -> lis
     return cmd
 
 
-def _suite_root(ctx: Context) -> Path:
+def suite_root(ctx: Context) -> Path:
     """The folder holding the conformance/ suite to run (the checkout, or an export of a git revision)."""
     if ctx.conformance_source == "worktree":
         return ROOT
     folder = ctx.scratch / f"suite-{re.sub(r'[^A-Za-z0-9_.-]', '_', ctx.conformance_source)}"
     if not folder.exists():
         folder.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ctx.conformance_source, "conformance",
-                                  "pyproject.toml", "tox.ini"], capture_output=True, check=True).stdout
+        # the suite and what its plugin reads beside it (the baseline, the recorded unit costs), as at that revision
+        wanted = ["conformance", "pyproject.toml", "tox.ini", "reports/baseline.json", "reports/unit-costs.json"]
+        present = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", ctx.conformance_source, "--",
+                                  *wanted], capture_output=True, text=True, check=True).stdout.split()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", ctx.conformance_source, *present],
+                                 capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
 
 
 def _conformance(ctx: Context, profile: str, workers: int, cache_dir: Path, log: Optional[Path] = None) -> dict:
     report = ctx.tmp(f"conformance-{profile}-n{workers}")
-    root = _suite_root(ctx)
+    root = suite_root(ctx)
     # the whole suite's time: reuse no verdict an earlier figure recorded in this cache (a suite that has the option)
     fresh = ["--passgate-no-incremental"] if "--passgate-no-incremental" in (
         root / "conformance" / "conftest.py").read_text() else []

@@ -1,0 +1,67 @@
+"""The suite_overhead figure: the conformance suite's CPU time over the time its checks take, on a cold slice.
+
+What a cold ``tox -e conformance`` costs beyond the pass runs and checks
+themselves (forking, case copies, result transfer, pytest's items and
+reports, xdist, the report) is the harness's overhead. The figure runs
+``tox -e conformance``'s own command on a slice of the standard profile
+(``-k`` below: the units of every ``exir.R*`` and ``exir.S*`` entry on the
+standard graphs), every verdict judged afresh (``--passgate-no-incremental``)
+and the lowered graphs cached, with 2 workers, and divides the CPU seconds
+of the whole process tree by the summed ``duration_s`` of the records it
+wrote. Its inverse is the share of the ceiling: how much of the CPU went
+into pass runs and checks. ``--conformance-source REV`` times another
+revision's suite the same way, for a before / after.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+
+from benchmarks.context import Context, record
+from benchmarks.proctree import run_sampled
+from benchmarks.suite import suite_root, tox_conformance_command
+
+__all__ = ["SLICE", "TARGET", "figure"]
+
+SLICE = "exir.R or exir.S"  # 1,162 units, about 2.5 min of checks: big enough that start-up is a few percent
+TARGET = 1.2  # issue 34: CPU seconds at most 1.2x the summed check time
+
+
+def _cpu_of_children() -> float:
+    """User + system seconds of every child (and theirs) this process waited for so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def figure(ctx: Context) -> dict:
+    root = suite_root(ctx)
+    report = ctx.tmp("suite-overhead")
+    select = "exir.RemoveNoopPass" if ctx.tiny else SLICE
+    cmd = tox_conformance_command(2, ["-p", "no:cacheprovider", "--passgate-profile=standard",
+                                      f"--passgate-report={report}", "--passgate-no-incremental", "-k", select,
+                                      *ctx.conformance_args], root)
+    # lowered graphs cached before the clock starts: lowering is not the harness's overhead
+    warm = tox_conformance_command(2, ["-p", "no:cacheprovider", "--passgate-profile=standard",
+                                       f"--passgate-report={ctx.tmp('suite-overhead-warmup')}", "-k", select,
+                                       *ctx.conformance_args], root)
+    run_sampled(warm, ctx.env(), cwd=str(root))
+    before = _cpu_of_children()
+    r, seconds, tree = run_sampled(cmd, ctx.env(), cwd=str(root))
+    cpu = _cpu_of_children() - before
+    try:
+        results = json.loads((report / "results.json").read_text())["results"]
+    except (OSError, ValueError, KeyError):
+        return {"error": f"the suite wrote no results.json (exit {r.returncode}): {r.stdout[-500:]}{r.stderr[-500:]}"}
+    checks = sum(float(x.get("duration_s") or 0) for x in results)
+    units = len({(x["pass_name"], x["graph"]) for x in results})
+    value = round(cpu / checks, 3) if checks else None
+    ctx.say(f"suite_overhead: {units} pass x graph pairs, {len(results)} records, {seconds:.1f} s wall, "
+            f"{cpu:.1f} CPU-s, {checks:.1f} s of checks: {value}")
+    return record(value, TARGET, "CPU-s of the suite's process tree / summed check seconds (cold slice)", "lower",
+                  suite=ctx.conformance_source, select=select, exit_status=r.returncode, wall_s=round(seconds, 1),
+                  cpu_s=round(cpu, 1), check_s=round(checks, 1), pairs=units, records=len(results),
+                  share_of_ceiling=round(checks / cpu, 3) if cpu else None,
+                  per_1000_pairs={"wall_s": round(seconds * 1000 / units, 1), "cpu_s": round(cpu * 1000 / units, 1)}
+                  if units else None,
+                  pytest_summary=(r.stdout.strip().splitlines() or [""])[-1])
