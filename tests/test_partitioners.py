@@ -95,3 +95,35 @@ def test_a_partitioner_that_tags_unsupported_nodes_is_caught(builtin_cases):
     run = check_backend_partitioner(greedy, builtin_cases["attention_block"])
     supported = next(r for r in run.results if r.check == "partition_supported")
     assert supported.status is Status.FAIL and "operator support rejects" in supported.message
+
+
+def _lowered_runtime(graph: str) -> dict:
+    """The runtime verdicts of the XNNPACK partitioner's lowered program on ``graph``, lowered in a forked child
+    (the quantized kernels' registrations die with it, as in a ``passgate run`` unit)."""
+    from harness.graphs import sources
+    from harness.graphs.cases import load_case
+    from harness.run import forking
+
+    def judge():
+        run = check_backend_partitioner(PARTITIONERS["xnnpack"], load_case(sources.select([graph])[0]))
+        return {r.check: (r.status, r.message) for r in run.results}
+
+    return forking.call(judge)
+
+
+def test_the_lowered_leg_emits_q_dq_ops_left_outside_the_delegates(passgate_cache):
+    """targeted_quant_weight_only's per-channel dequantize is left outside the XNNPACK delegates: to_executorch
+    needs the quantized kernels' out variants for it (without them: 'Missing out variants'), and the program
+    then runs and matches eager."""
+    got = _lowered_runtime("targeted_quant_weight_only")
+    assert got["runtime_runs"][0] is Status.PASS, got["runtime_runs"]
+    assert got["runtime_numerics"][0] is Status.PASS, got["runtime_numerics"]
+
+
+def test_a_lowered_program_without_an_eager_reference_is_a_numerics_skip_not_a_lost_unit(passgate_cache):
+    """targeted_exir_joint's export program (a joint graph) does not run as an nn.Module in torch: the lowered
+    program still gets its runtime_runs verdict and the partition checks theirs; runtime_numerics is a skip that
+    says why (it raised out of the unit before, losing every check of it)."""
+    got = _lowered_runtime("targeted_exir_joint")
+    assert got["runs"][0] is Status.PASS and got["runtime_runs"][0] is Status.PASS, got
+    assert got["runtime_numerics"][0] is Status.SKIP and "reference" in got["runtime_numerics"][1]
