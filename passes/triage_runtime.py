@@ -23,6 +23,10 @@ _JUDGED = ("runtime", "*/runtime", "partitioner.*")  # a case's program, a pipel
 _RUNS = ("runtime_runs",)
 _NUMERICS = ("runtime_numerics",)
 _UPSTREAM = "reports/upstream/"
+_LOWERED = ("partitioner.*",)  # the lowered program's leg (harness/pipelines/lowered_runtime.py) names no failing op
+_REMAINDER = ("the portable remainder kernel computes C's truncated remainder for integer dtypes (the sign of the "
+              "dividend), torch.remainder the floored one (the sign of the divisor): the int8 remainder after aminmax "
+              "differs where signs differ")
 
 RUNTIME_RULES: tuple[Rule, ...] = (
     # -- what the portable runtime of the pinned wheel does not cover ----------------------------------
@@ -31,7 +35,7 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "variant (scatter_reduce.two_out, sort.values, matmul.out, im2col / col2im, max_pool3d_with_indices, "
          "remainder.Scalar_Tensor_out, Cadence's DSP ops): the program runs only where a backend or a custom "
          "kernel library registers it", "by-design", ET + "kernels/portable/functions.yaml"),
-    Rule(_JUDGED, _RUNS, r"Missing out variants: \{'(aten|torchao)::",
+    Rule(_JUDGED, _RUNS, r"Missing out variants: \{[^}]*'(aten|torchao)::",
          "the edge program keeps ops with no out variant (ops the case preserves from decomposition, such as "
          "aten.max_pool2d, aten.pad, aten._prelu_kernel, and torchao's affine quantize ops): ToOutVarPass cannot "
          "make them runnable by the portable runtime; only a backend that takes them runs the program",
@@ -39,6 +43,15 @@ RUNTIME_RULES: tuple[Rule, ...] = (
     Rule(_JUDGED, _RUNS, r"Unsupported control flow operator: while_loop",
          "the emitter of executorch 1.5.1 emits cond and map only: a torch.while_loop program does not reach "
          "the runtime", "by-design", ET + "exir/emit/_emitter.py"),
+    Rule(_LOWERED, _RUNS, r"error: 0x14$",
+         "OperatorMissing (0x14): ops the partitioner leaves outside its delegates have no kernel in the portable "
+         "library the wheel's runtime registers (the graphs whose own program fails with 'this runtime registers no "
+         "kernel for': scatter_reduce.two_out, sort.values, matmul.out, Cadence's DSP ops, ...)", "by-design",
+         ET + "kernels/portable/functions.yaml"),
+    Rule(_JUDGED, _RUNS, r"GuardOnDataDependentSymNode: Could not guard on data-dependent expression",
+         "SpecPropPass (to_executorch's spec propagation, before memory planning) guards on an unbacked size (u0 < 1) "
+         "that only torch._check bounds: to_executorch does not take a program whose sizes come from item() or "
+         "nonzero", "precondition"),
     Rule(_JUDGED, _RUNS, r"should be contiguous or channels-last",
          "the runtime's Python bindings take input tensors in contiguous or channels-last dim order only; the "
          "case's sample input has another layout (a transposed view)", "by-design",
@@ -54,6 +67,22 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "contiguous tensors the program computes and eager accepts; to_executorch does not reject it",
          upstream=_UPSTREAM + "repro_runtime_mixed_dim_order_invalid_argument.py",
          graphs=("corpus_464dc254", "corpus_7f0d7a1f", "corpus_ac0ffe7e", "corpus_cabdaeb9", "targeted_layout_bn")),
+    Rule(_LOWERED, _RUNS, r"error: 0x12$",
+         "InvalidArgument (0x12) from a portable kernel outside the delegates: the same graphs' own programs stop "
+         "at add / mul / permute_copy, which refuse the mix of channels-last and contiguous tensors the program "
+         "computes (the lowered program's leg does not name the op)",
+         upstream=_UPSTREAM + "repro_runtime_mixed_dim_order_invalid_argument.py",
+         graphs=("corpus_464dc254", "targeted_layout_bn")),
+    Rule(_LOWERED, _RUNS, r"error: 0x1$",
+         "Internal (0x1) while the runtime executes the XNNPACK-lowered program (two delegates: dynamically "
+         "quantized linears; a quantized conv, constant_pad_nd and a quantized mul); the case's own program runs "
+         "in the portable runtime and matches eager: an XNNPACK delegate failure not traced to its cause yet (no "
+         "repro)",
+         graphs=("targeted_quant_pad_dyn",)),
+    Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op squeeze_copy\.dims_out",
+         "the portable squeeze_copy.out refuses (0x12 InvalidArgument) to resize its output to a data-dependent size "
+         "(the rows of a nonzero index_select); the same program runs in torch",
+         graphs=("corpus_250afd88", "corpus_353d611a", "corpus_f88eb141")),
     Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op _native_batch_norm_legit_no_training\.out",
          "InvalidArgument (0x12): the portable batch norm kernel takes an input in contiguous dim order only "
          "(is_contiguous_dim_order) and refuses the channels-last tensor the program hands it, which eager and "
@@ -68,8 +97,31 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "float64 with ET_CHECK_MSG (\"scale.scalar_type() 6 is not double type\") and aborts on the float32 "
          "scales torch's reference takes, to_executorch accepts and dequantize_per_channel.out reads; passgate "
          "keeps the abort a verdict", upstream=_UPSTREAM + "repro_runtime_quantize_per_channel_float_scales_abort.py",
-         graphs=("targeted_vulkan_qdq3",)),
+         graphs=("targeted_vulkan_qdq3", "corpus_13dcdc99")),
+    Rule(_LOWERED, _RUNS, r"error: 0x12$",
+         "InvalidArgument (0x12) from quantize_per_tensor.Tensor_out outside the delegates: the same graph's own "
+         "program stops there, the op taking its scale as a float64 tensor only and failing the call on the "
+         "float32 one torch's reference takes (no repro; the lowered program's leg does not name the op)",
+         graphs=("targeted_quant_samsung2",)),
+    Rule(_LOWERED, _RUNS, r"mem_offset \d+ does not fit in 64 bits",
+         "to_executorch's emitter refuses the XNNPACK-lowered program: memory planning gives a tensor left outside "
+         "the delegates an offset near 2**68 (the case's own program emits and runs): not traced to its cause yet "
+         "(no repro)", graphs=("targeted_misc_tail",)),
     # -- numerics -------------------------------------------------------------------------------------------
+    Rule(_LOWERED, _NUMERICS, r"output 0 \(torch.int8, shape \(6, 7\)\): Tensor-likes are not equal",
+         _REMAINDER + " (the remainder stays outside the XNNPACK delegates)",
+         upstream=_UPSTREAM + "repro_runtime_remainder_integer_truncates.py", graphs=("corpus_06c14c3d",)),
+    Rule(_LOWERED, _NUMERICS, r"output \d+ \(torch.float32",
+         "the XNNPACK delegate computes addmm(bias, x, w, beta, alpha) as x @ w + bias whatever beta and alpha say "
+         "(its addmm config takes the op as a fully connected layer and reads neither): the beta=0.5 addmm under "
+         "the max and hardswish of output 5 adds the whole bias",
+         upstream=_UPSTREAM + "repro_xnnpack_addmm_ignores_beta.py", graphs=("corpus_5c0e5150",)),
+    Rule(("xnnpack/runtime",), ("serialize_roundtrip",), r"does not survive executorch.exir.serde: SerializeError: "
+         r"Failed serializing node",
+         "ConstPropPass (step 7 of XNNPACKPassManager's list) stores each folded constant as a get_attr of a new "
+         "_tensor_constant attribute, not lifted into the program's constants and signature: executorch.exir.serde "
+         "(what ETRecord saves an edge program with) refuses the program; to_executorch still takes it",
+         upstream=_UPSTREAM + "repro_const_prop_get_attr_breaks_exir_serde.py"),
     Rule(_JUDGED, _NUMERICS, r"output \d+ \(torch.int64, shape \(\d+, 2\)\).*no single op's ETDump output",
          "torch.nonzero: the output's TensorSpec takes the column-major dim order of torch's fake kernel while "
          "the portable nonzero.out kernel writes row-major, so the runtime returns the index pairs transposed",

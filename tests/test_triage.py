@@ -101,3 +101,28 @@ def test_the_runtime_checks_violations_on_the_standard_cases_have_their_rule():
                   "no single op's ETDump output differs from eager's", "targeted_exir_joint") is None
     assert triage("runtime", "runtime_runs", "the runtime failed (execute) on draw sample: call 1: RuntimeError: "
                   "Failed to execute method forward, error: 0x12; it stopped at op mul.out", "a_new_graph") is None
+
+
+def test_the_pipeline_and_partitioner_legs_violations_have_their_rule():
+    """The legs standard runs since the pipelines' results and the XNNPACK-lowered programs go through the runtime:
+    ConstPropPass's unlifted constants break exir.serde (its repro named), a kernel missing outside the delegates
+    (0x14) is by design, the addmm whose beta XNNPACK ignores names its repro; a bare 0x12 of the lowered leg
+    (no op named) is explained only on the graphs whose own program was traced, and no rule takes another
+    graph's float mismatch of the lowered program."""
+    from passes.triage import triage
+
+    serde = triage("xnnpack/runtime", "serialize_roundtrip", "the edge program does not survive executorch.exir."
+                   "serde: SerializeError: Failed serializing node aten_add_tensor in graph: %aten_add_tensor",
+                   "corpus_9ad618be")
+    assert serde.kind == "bug" and serde.upstream.endswith("repro_const_prop_get_attr_breaks_exir_serde.py")
+    missing = triage("partitioner.xnnpack", "runtime_runs", "execute: call 1: RuntimeError: Failed to execute "
+                     "method forward, error: 0x14", "corpus_2b7249c3")
+    assert missing.kind == "by-design"
+    addmm = triage("partitioner.xnnpack", "runtime_numerics", "output 5 (torch.float32, shape (2,)): Tensor-likes "
+                   "are not close!; max abs err 0.598", "corpus_5c0e5150")
+    assert addmm.upstream.endswith("repro_xnnpack_addmm_ignores_beta.py")
+    bare = "execute: call 1: RuntimeError: Failed to execute method forward, error: 0x12"
+    assert "mixed_dim_order" in triage("partitioner.xnnpack", "runtime_runs", bare, "targeted_layout_bn").upstream
+    assert triage("partitioner.xnnpack", "runtime_runs", bare, "a_new_graph") is None
+    assert triage("partitioner.xnnpack", "runtime_numerics", "output 0 (torch.float32, shape (2,)): Tensor-likes "
+                  "are not close!", "a_new_graph") is None
