@@ -134,22 +134,28 @@ def test_triage_explains_by_class_name_and_message():
                   "it was handed").kind == "bug"
 
 
-def test_the_standard_profile_has_the_case_runtime_leg_and_runtime_asks_for_every_leg():
-    """standard judges each case's own program by the runtime checks (its violations are triaged in the
-    baseline); the pipeline results and the XNNPACK partitioner's lowered program come with --runtime only, and
-    quick, --no-runtime and a narrowed run have none."""
+def test_the_standard_profile_has_every_runtime_leg_and_others_ask_for_them():
+    """standard judges each case's own program, each pipeline's result and the XNNPACK partitioner's lowered
+    program by the runtime checks (their violations are triaged in the baseline); quick, --no-runtime and a
+    narrowed run have none, and a narrowed run gets all three with --runtime."""
     from harness.run import plan as plans
 
     default = plans.build("standard", graphs=["mlp"])
-    asked = plans.build("standard", graphs=["mlp"], runtime=True)
-    assert default.runtime == ("cases",) and [u for u in default.units() if u.kind == plans.RUNTIME]
-    assert not [u for u in plans.build("standard", graphs=["mlp"], runtime=False).units() if u.kind == plans.RUNTIME]
+    assert default.runtime == plans.RUNTIME_LEGS == ("cases", "pipelines", "partitioners")
+    assert [u for u in default.units() if u.kind == plans.RUNTIME]
+    checks = {(u.name, c) for u in default.units() if u.kind == plans.PARTITIONER for _, c in u.items()}
+    assert ("xnnpack", "runtime_numerics") in checks and ("xnnpack", "delegate_call_only") in checks
+    assert ("vulkan", "runtime_numerics") not in checks  # no runtime here registers the Vulkan backend
+    pipeline_items = {p for u in default.units() if u.kind == plans.PIPELINE for p, _ in u.items()}
+    assert {p for p in pipeline_items if p.endswith("/runtime")} == {"vulkan/runtime", "xnnpack/runtime",
+                                                                     "to_executorch/runtime"}
+    none = plans.build("standard", graphs=["mlp"], runtime=False)
+    assert not none.runtime and not [u for u in none.units() if u.kind == plans.RUNTIME]
+    assert not [p for u in none.units() if u.kind == plans.PIPELINE for p, _ in u.items() if p.endswith("/runtime")]
+    assert not [c for u in none.units() if u.kind == plans.PARTITIONER for _, c in u.items() if c == "runtime_runs"]
     assert not [u for u in plans.build("quick", graphs=["mlp"]).units() if u.kind == plans.RUNTIME]
     assert not plans.build("standard", only=["exir.CSEPass"], graphs=["mlp"]).runtime
-    checks = {c for u in default.units() if u.kind == plans.PARTITIONER for _, c in u.items()}
-    assert "runtime_numerics" not in checks and "delegate_call_only" in checks
-    pipeline_items = {p for u in default.units() if u.kind == plans.PIPELINE for p, _ in u.items()}
-    assert not [p for p in pipeline_items if p.endswith("/runtime")]
-    asked_checks = {c for u in asked.units() if u.kind == plans.PARTITIONER for _, c in u.items()}
-    assert "runtime_numerics" in asked_checks
-    assert [p for u in asked.units() if u.kind == plans.PIPELINE for p, _ in u.items() if p.endswith("/runtime")]
+    asked = plans.build("standard", only=["exir.CSEPass"], graphs=["mlp"], pipelines=["xnnpack"],
+                        partitioners=["xnnpack"], runtime=True)
+    assert asked.runtime == plans.RUNTIME_LEGS
+    assert {p for u in asked.units() if u.kind == plans.PIPELINE for p, _ in u.items()} >= {"xnnpack/runtime"}

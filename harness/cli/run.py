@@ -86,9 +86,10 @@ def add_run_arguments(p) -> None:
                    help="also check this backend partitioner (repeatable; default: the profile's, none with --catalog)")
     p.add_argument("--no-partitioners", action="store_true", help="check no partitioner")
     p.add_argument("--runtime", action=argparse.BooleanOptionalAction, default=None,
-                   help="a runtime unit per case and each pipeline's result through the runtime checks "
-                        "(serialize_roundtrip, runtime_runs, runtime_numerics; docs/runtime.md); default: the "
-                        "profile's (standard, full), none with --catalog or --only")
+                   help="a runtime unit per case, each pipeline's result and the XNNPACK partitioner's lowered "
+                        "program through the runtime checks (serialize_roundtrip, runtime_runs, runtime_numerics; "
+                        "docs/runtime.md); default: the profile's (standard: all three), none with --catalog or "
+                        "--only")
     p.add_argument("--checks", type=_check_selection, metavar="LIST",
                    help="judge only these checks of each entry on each graph (ids and the levels must / should, "
                         "comma-separated, as `passgate check --checks`; runs is always in); default: every one. "
