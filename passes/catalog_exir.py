@@ -406,7 +406,14 @@ ENTRIES = (
                     "twin (chunk, reshape, moveaxis, swapdims, swapaxes, tensor_split, to.dtype): to_edge hands it "
                     "the core ATen program (run_decompositions first), where they are decomposed",
                     "exir/passes/replace_broken_ops_with_function_ops_pass.py (call_operator)",
-                    kind="precondition"),)),
+                    kind="precondition"),
+              known("numerics", "on the training IR a write through a view mutates the buffer under it "
+                    "(targeted_exir_running_stats' history[1:].copy_(...) and history[0].copy_(...): slice / select, "
+                    "then copy_); the pass swaps those views for slice_copy / select_copy, so copy_ writes into a "
+                    "fresh tensor and the buffer keeps its old rows (history.sum(0) misses the new row). to_edge "
+                    "hands it the functionalized program, where such writes are slice_scatter / select_scatter",
+                    "exir/passes/replace_broken_ops_with_function_ops_pass.py (call_operator)",
+                    graphs=("targeted_exir_running_stats",), kind="precondition"),)),
     _e(f"{P}.replace_edge_with_backend_pass:EdgeToBackendOpsPass",
        contract="sym ops -> executorch_prim ops; backend ops -> BackendOpOverload"),
     _e(f"{P}.replace_sym_size_op_pass:ReplaceSymSizeOpPass", contract="sym_size packets -> sym_size.int",

@@ -25,6 +25,7 @@ from harness.catalog import KnownFailure, split_config
 from harness.core.results import check_ids
 from passes.triage_rule import ET, Rule
 from passes.triage_runtime import RUNTIME_RULES
+from passes.triage_steps import STEP_RULES
 from passes.triage_targeted import TARGETED_RULES
 from passes.triage_targeted2 import LATER_RULES
 
@@ -356,6 +357,7 @@ RULES: tuple[Rule, ...] = (
     *TARGETED_RULES,
     *LATER_RULES,
     *RUNTIME_RULES,
+    *STEP_RULES,
 )
 
 

@@ -121,7 +121,8 @@ TARGETED_RULES: tuple[Rule, ...] = (
          "variant) it refuses them, as its [ignore_missing] configuration is there to show", "precondition",
          upstream=ET + "backends/cadence/aot/to_out_var_pass.py"),
     Rule(("SimplifySliceOpPass",), ("numerics", "runnable", "runs"),
-         r"attribute 'shape' do not match|expected src to have a size equal to the slice|Attempting to broadcast",
+         r"attribute 'shape' do not match|expected src to have a size equal to the slice|Attempting to broadcast"
+         r"|cannot be broadcast to indexing result",
          "reads slice_copy's dim / start / end / step only from node.args: when they are keywords (exir.serde "
          "save/load leaves every defaulted argument one, and passgate's case cache goes through it) it takes dim 0 "
          "and the full range, so the next op gets the unsliced tensor",

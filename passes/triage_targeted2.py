@@ -263,4 +263,10 @@ LATER_RULES: tuple[Rule, ...] = (
          "asks for the storage of a tensor the previous steps left at DEFAULT_STORAGE and raises instead of "
          "choosing one (with force_fp16, on targeted_exir_mutable's program of int64 and float buffers)",
          upstream=ET + "backends/vulkan/_passes/tag_memory_meta_pass.py", graphs=("targeted_exir_mutable",)),
+    Rule(("TagMemoryMetaPass",), ("runs",), r"Unsupported storage type DEFAULT_STORAGE",
+         "targeted_exir_ema's lerp_ decomposes into sub(mean, ema) and where(ge, mean, ema), two readers of one "
+         "mean.dim: the pass inserts a transition for the where's read, then asks for the storage of that mean for "
+         "the sub (get_arg_tensor_source_repset), which it left at DEFAULT_STORAGE, and raises instead of choosing one",
+         upstream=ET + "backends/vulkan/_passes/tag_memory_meta_pass.py (constrain_op_arg_repset)",
+         graphs=("targeted_exir_ema",)),
 )

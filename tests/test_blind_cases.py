@@ -20,13 +20,14 @@ from harness.graphs.cases import load_case
 from harness.run.plan import entry_config
 
 CHECKS = frozenset({"runs", "runnable", "numerics"})
-# entry -> (its catalog, the hand-written case written for it)
-CASES = {
-    "exir.MemoryPlanningPass[no_mutable_alloc]": ("exir", "targeted_exir_mutable"),
-    "exir.MemoryPlanningPass[share_mutable]": ("exir", "targeted_exir_mutable"),
-    "qualcomm.InsertIOQDQ": ("qualcomm", "targeted_quant_float_io"),
-    "samsung.InsertQDQPass": ("samsung", "targeted_quant_float_io"),
-}
+MUTABLE = ("targeted_exir_mutable", "targeted_exir_running_stats", "targeted_exir_ema")  # the buffer-mutating cases written by hand
+# (entry, its catalog, a hand-written case written for it)
+CASES = [
+    *(("exir.MemoryPlanningPass[no_mutable_alloc]", "exir", g) for g in MUTABLE),
+    *(("exir.MemoryPlanningPass[share_mutable]", "exir", g) for g in MUTABLE),
+    ("qualcomm.InsertIOQDQ", "qualcomm", "targeted_quant_float_io"),
+    ("samsung.InsertQDQPass", "samsung", "targeted_quant_float_io"),
+]
 _LOADED: dict = {}
 
 
@@ -36,9 +37,8 @@ def _case(name: str):
     return _LOADED[name]
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_the_entry_judges_numerics_on_its_hand_written_case(name):
-    catalog_name, graph = CASES[name]
+@pytest.mark.parametrize(("name", "catalog_name", "graph"), CASES)
+def test_the_entry_judges_numerics_on_its_hand_written_case(name, catalog_name, graph):
     entry = next(e for e in catalog.all_entries(catalog.select([catalog_name])) if e.name == name)
     assert entry.applies(corpus_spec(graph)), f"{name} does not apply to {graph}"
     config = entry_config(entry, RunConfig(checks=CHECKS))
@@ -48,13 +48,22 @@ def test_the_entry_judges_numerics_on_its_hand_written_case(name):
     assert by_check["numerics"].status is Status.PASS, by_check["numerics"].message
 
 
-def test_the_buffer_mutating_case_has_no_control_flow_or_empty():
-    """What keeps targeted_exir_memory's planned program from running must stay out of this one."""
-    case = _case("targeted_exir_mutable")
+@pytest.mark.parametrize(("graph", "buffers", "writes"), [
+    ("targeted_exir_mutable", ["cache", "peak", "steps"], ()),
+    # running statistics from a reduction, a history shifted through slices, an accumulating histogram
+    ("targeted_exir_running_stats", ["counts", "history", "mean", "var"], ("slice_scatter", "index_put")),
+    # lerp_ then clamp_ on one buffer, index_copy_ at an input position, masked_fill_
+    ("targeted_exir_ema", ["ema", "hits", "slots"], ("clamp", "index_put", "where")),
+])
+def test_the_buffer_mutating_cases_have_no_control_flow_or_empty(graph, buffers, writes):
+    """What keeps targeted_exir_memory's planned program from running must stay out of these."""
+    case = _case(graph)
     assert "buffer_mutation" in case.spec.tags
-    assert sorted(case.edge.graph_signature.buffers_to_mutate.values()) == ["cache", "peak", "steps"]
-    targets = {str(n.target) for n in case.edge.graph_module.graph.nodes if n.op == "call_function"}
+    assert sorted(case.edge.graph_signature.buffers_to_mutate.values()) == buffers
+    targets = {getattr(n.target, "__name__", str(n.target)) for n in case.edge.graph_module.graph.nodes
+               if n.op == "call_function"}  # op names: a schema's text holds words such as "condition"
     assert not any(word in t for t in targets for word in ("cond", "map_impl", "scan", "empty"))
+    assert all(any(w in t for t in targets) for w in writes)
 
 
 def test_the_float_io_case_quantizes_only_its_middle():

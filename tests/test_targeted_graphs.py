@@ -18,7 +18,8 @@ PREFIXES = ("targeted_xnnpack_", "targeted_transforms_", "targeted_quant_", "tar
             "targeted_asserts", "targeted_exir_stages", "targeted_qnn_mha", "targeted_vulkan_patterns2",
             "targeted_exir_misc2", "targeted_vulkan_cadence3", "targeted_vulkan_qdq3",
             "targeted_qnn_quant4", "targeted_exir_misc3", "targeted_qnn_xnnpack5", "targeted_vulkan_patterns3",
-            "targeted_exir_outputs", "targeted_exir_mutable")
+            "targeted_exir_outputs", "targeted_exir_mutable", "targeted_exir_running_stats",
+            "targeted_exir_ema")
 TARGETED = [s for s in load_dir(CORPUS) if s.name.startswith(PREFIXES)]
 
 

@@ -50,7 +50,8 @@ CATALOGS = EntryPointGroup(
     ("Catalog", "CatalogEntry", "entry", "known", "KnownFailure", "Build", "Config", "Lazy"))
 PIPELINES = EntryPointGroup(
     "passgate.pipelines", "a zero-argument callable, or a dict name -> such callable (registering several)",
-    "a Pipeline: its passes run in order, the program verified after every step",
+    "a Pipeline: its passes run in order, the program verified after every step (a step's numerics against "
+    "its own input; `Step(..., semantics=\"changing\")` declares that one step meaning-changing)",
     "`--pipeline NAME`, `bisect`, and the profiles that name pipelines",
     'mine = "mybackend.passgate_pipelines:mine"\n\n'
     'def mine():\n    return Pipeline("mine", (Step("FuseX", EntryFactory("mybackend.passes:FuseX", Build())),))',

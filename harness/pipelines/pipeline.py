@@ -87,15 +87,22 @@ class GraphFunctionPass:
 @stable
 @dataclass(frozen=True)
 class Step:
-    """One pipeline step: ``factory(ep)`` builds the pass for the program it will run on."""
+    """One pipeline step: ``factory(ep)`` builds the pass for the program it will run on.
+
+    ``semantics``: the step's own declaration (``changing``: its numerics are not judged), as a catalog entry's;
+    None: the pipeline's. Declared per step because verify-each judges each step against the program it was
+    handed: one step that changes meaning by design (XNNPACK's FuseActivationPass) must not leave every
+    other step of its pipeline unjudged."""
 
     name: str
     factory: Callable[[Any], Any]
+    semantics: Optional[str] = None
 
     def loaded(self, semantics: str = "preserving", stage: str = "edge"):
+        """The step as one pass; ``semantics`` (the pipeline's) applies unless the step declares its own."""
 
         return LoadedPass(spec=self.name, name=self.name, obj=self.factory, kind="factory",
-                          semantics=semantics, stage=stage)
+                          semantics=self.semantics or semantics, stage=stage)
 
 
 def _prepare(p: Any, ep) -> Any:
@@ -193,10 +200,19 @@ class Pipeline:
     description: str = ""
     source: str = ""  # where upstream defines the order
     verifiers: Optional[Callable[[], list]] = None  # None: the program's own
-    semantics: str = "preserving"
+    semantics: str = "preserving"  # the steps that declare none (Step.semantics); a prefix: prefix_semantics
 
     def prefix(self, n: int) -> PassSequence:
         return PassSequence(list(self.steps[:n]), self.verifiers)
+
+    def step_semantics(self, index: int) -> str:
+        """What step ``index`` declares, else what the pipeline does."""
+        return self.steps[index].semantics or self.semantics
+
+    def prefix_semantics(self, n: int) -> str:
+        """The first ``n`` steps as one pass: meaning-changing when any of them is."""
+        own = {self.step_semantics(i) for i in range(min(n, len(self.steps)))}
+        return "changing" if "changing" in own else self.semantics
 
     def loaded(self, n: Optional[int] = None):
         """The first ``n`` steps (all by default) as one LoadedPass, named after the last step."""
@@ -204,7 +220,7 @@ class Pipeline:
         n = len(self.steps) if n is None else n
         label = f"{self.name}[:{n}]" if n < len(self.steps) else self.name
         return LoadedPass(spec=label, name=label, obj=_PrefixFactory(self, n), kind="factory",
-                          semantics=self.semantics, stage=self.stage)
+                          semantics=self.prefix_semantics(n), stage=self.stage)
 
 
 @dataclass(frozen=True)
@@ -324,6 +340,9 @@ def verify_each(pipeline: Pipeline, case, config=None, on_step: Optional[Callabl
                 on_final: Optional[Callable] = None) -> list[StepReport]:
     """Run ``pipeline`` on ``case`` step by step; judge each step on the program it was handed.
 
+    A step's numerics compare its result with that program, the previous step's result, under the step's own
+    declaration (:meth:`Pipeline.step_semantics`): a step after a meaning-changing one is judged against the
+    changed program it received, so it stays judgeable.
     ``on_final(program)``: called with the pipeline's result when every step ran (the runtime checks judge it)."""
 
     config = config or RunConfig(stage=pipeline.stage, checks=PIPELINE_CHECKS)

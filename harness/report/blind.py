@@ -220,8 +220,8 @@ def _cell(entry: EntryBlind, cell: reports.Cell, known: dict) -> None:
 
 
 def _numerics_never_apply(entry: EntryBlind) -> None:
-    """A pass is declared meaning-changing for all its cases (a pipeline's steps share the pipeline's
-    declaration): where it did not run, numerics would not have applied either, so those cases are
+    """A pass is declared meaning-changing for all its cases (a pipeline step by its own declaration, else by
+    its pipeline's): where it did not run, numerics would not have applied either, so those cases are
     not_applicable, not blocked, and no graph could make the entry judged."""
     entry.not_applicable += entry.blocked
     entry.blocked = 0
