@@ -286,3 +286,15 @@ def test_a_message_cut_short_says_nothing_of_what_lies_past_the_cut():
     assert bl.gate([now], bl.Baseline([entry])).passed  # the two new nodes were past the cut: not known to be new
     one_more = result("p", "g", "meta_stack_trace", Status.FAIL, full, {"lost": lost + ["x"], "new_without": ["a", "b"]})
     assert not bl.gate([one_more], bl.Baseline([entry])).passed  # 8 lost where the entry counted 7
+
+
+def test_a_message_cut_inside_its_more_count_names_no_bogus_node():
+    """A stored message cut inside "(+7 more)" still names its first nodes whole: read from the message alone, the
+    fragment was taken for a node name the entry never recorded, and the committed baseline failed itself."""
+    names = [f"n_{i}" for i in range(1, 14)]
+    entry = bl.BaselineEntry("p", "g", "meta_stack_trace", "why", message="13 new node(s) lack stack_trace: "
+                             "n_1, n_2, n_3, n_4, n_5, n_6 (+7 ", fingerprint=bl.fingerprint_of(_meta(names)))
+    now = result("p", "g", "meta_stack_trace", Status.FAIL, entry.message)
+    assert bl.gate([now], bl.Baseline([entry]), strict=True).worsened == []
+    grown = _meta([*names, "n_14"])
+    assert bl.gate([grown], bl.Baseline([entry]), strict=True).worsened != []

@@ -50,6 +50,7 @@ _GROUP = re.compile(r"^(\d+) (surviving |new |call_module )?node\(s\)(?: lost| l
 _ROLE = {"surviving ": "lost", "new ": "new_without", "call_module ": "nodes", "": "nodes"}
 _VAL_MISMATCH = re.compile(r"^(\d+) node\(s\) compute something other than meta\['val'\] claims; ([\w.]+): ")
 _MORE = re.compile(r" \(\+(\d+) more\)$")
+_MORE_CUT = re.compile(r" \(\+\d*(?: m?o?r?e?)?\s*$")  # "(+7 more)" cut short: the names before it are whole
 _OPS = (re.compile(r"\boperator '([^']+)'"), re.compile(r"<EdgeOpOverload: ([^>]+)>"),
         re.compile(r"\bOperator (?:torch\._ops\.)?(\S+) is not\b"))
 _EXCEPTION = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Z]\w*?(?:Error|Exception|Failed|Failure|Violation|Interrupt"
@@ -146,8 +147,10 @@ def _groups(line: str, cut: bool) -> tuple[dict, dict]:
             continue
         count, role, listed = int(g.group(1)), _ROLE[g.group(2) or ""], g.group(3)
         listed = _MORE.sub("", listed)
+        tail = _MORE_CUT.search(listed)
+        listed = listed[:tail.start()] if tail else listed
         names = [n for n in listed.split(", ") if n]
-        if cut and i == len(segments) - 1 and names:
+        if cut and not tail and i == len(segments) - 1 and names:
             names = names[:-1]  # the last name may be cut short
         nodes[role] = nodes.get(role, []) + names
         more[role] = more.get(role, 0) + max(0, count - len(names))
