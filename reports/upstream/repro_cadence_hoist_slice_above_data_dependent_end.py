@@ -14,8 +14,8 @@ hoists it no further than its last argument's definition).
 
 import sys
 
-import torch
 import executorch.backends.cadence.aot.ops_registrations  # noqa: F401 - registers the cadence ops the pass names
+import torch
 from executorch.backends.cadence.aot.reorder_ops import HoistOpsCloserToDefPass
 from executorch.exir import to_edge
 
