@@ -11,11 +11,11 @@ A unit (one pass, pipeline, partitioner or fusion on one graph) is one
 item; a pass is judged on all its graphs at once, when its first item runs.
 The items of a pass are pinned to one pytest-xdist worker with
 ``xdist_group`` (run with ``--dist loadgroup``). A unit's checks that hold
-make no report of their own; each that does not is a subtest
-(:func:`verdicts`): a new violation fails, a violation the baseline
-(``reports/baseline.json``) records xfails, a worsened one (its fingerprint
-got worse than the entry records: :func:`worsened`) fails, as the gate fails
-it; a fixed one is listed in the report's gate. Each item carries its
+make no report of their own (:func:`verdicts`): a new violation, or a
+worsened known one (its fingerprint got worse than the entry records:
+:func:`worsened`), is a failing subtest, as the gate fails it; a unit whose
+only violations the baseline (``reports/baseline.json``) records xfails
+(:data:`KNOWN_VIOLATIONS`); a fixed one is listed in the report's gate. Each item carries its
 CheckResults in ``user_properties``, so the controller collects them all and
 writes the passgate report (results.json with its gate section, and its
 siblings), which names pass, graph and check for every verdict.
@@ -125,7 +125,7 @@ class Verdict:
 
     pass_name: str  # the pass judged: the unit's own, or a pipeline's step
     check: str
-    message: str  # what the subtest fails (or xfails) with, the check id first
+    message: str  # what its subtest fails with (or, known, what the unit's xfail names), the check id first
     known: bool  # a violation the baseline records, no worse than recorded: xfails
 
 
