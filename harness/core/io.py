@@ -101,12 +101,16 @@ def _inject(fault: Fault, f, path: Path, data: bytes) -> None:
     raise OSError(code, os.strerror(code), str(path))
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, durable: bool = True) -> None:
     """Write ``data`` so that ``path`` is either the old file or the whole new one.
 
     The temporary name is unique per process and thread, and it is removed
     when the write is cut short (full disk, Ctrl-C, SIGTERM), so an
     interrupted run leaves neither a half-written file nor debris.
+    ``durable=False`` skips the fsync: the rename alone survives any crash of
+    the process; only a crash of the machine can leave the file empty. For a
+    cache whose unreadable record is judged again, that is cheaper than an
+    fsync per record (a cold suite writes tens of thousands).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -117,8 +121,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             if fault is not None:
                 _inject(fault, f, path, data)
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:

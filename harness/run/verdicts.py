@@ -235,6 +235,7 @@ class VerdictCache:
     _digests: dict = field(default_factory=dict)  # id -> digest (None: a file is gone)
     roots: tuple = field(default_factory=_roots)  # what folders are recorded relative to (:func:`portable`)
     write_errors: int = 0  # records that could not be written (a full disk, a read-only folder)
+    _written: dict = field(default_factory=dict)  # frozenset of dependency files -> their group ids, this run
 
     def __post_init__(self):
         # what killed writes of earlier runs left (harness/core/io.py): one folder per key prefix
@@ -338,7 +339,7 @@ class VerdictCache:
         """Write one file of the cache. A cache that cannot be written costs the next run time, never this
         run its verdicts: the error is a warning (the first one only), the file is left unwritten."""
         try:
-            atomic_write_bytes(path, body)
+            atomic_write_bytes(path, body, durable=False)  # an unreadable record is judged again (read)
             return True
         except OSError as exc:
             self.write_errors += 1
@@ -353,6 +354,22 @@ class VerdictCache:
 
     def write(self, key: str, unit_key: str, files: Iterable[str], results: list, run: dict) -> bool:
         """Record ``results`` of ``unit_key`` with the dependency ``files``; False when a file is unreadable."""
+        files = frozenset(files)
+        groups = self._written.get(files)  # the units of one entry share their files: grouped once
+        if groups is None:
+            groups = self._write_groups(files)
+            if groups is None:
+                return False
+            self._written[files] = groups
+        dig = self.current_digest(groups)
+        if dig is None:
+            return False
+        doc = {"format": FORMAT, "unit": unit_key, "groups": groups, "digest": dig, "run": run,
+               "results": [r.to_json() for r in results]}
+        return self._store(self._unit_path(key), json.dumps(doc, default=str).encode())
+
+    def _write_groups(self, files: frozenset) -> Optional[list]:
+        """The ids of ``files``' groups (one per folder), each written when new; None when one cannot be."""
         by_folder: dict = {}
         for f in files:
             by_folder.setdefault(os.path.dirname(f), set()).add(os.path.basename(f))
@@ -361,16 +378,10 @@ class VerdictCache:
             stored = portable(folder, self.roots)
             body = json.dumps({"folder": stored, "files": sorted(names)}, sort_keys=True).encode()
             gid = hashlib.sha256(body).hexdigest()[:32]
-            path = self.root / "deps" / gid[:2] / f"{gid}.json"
             if self.group(gid) is None:  # new, or unreadable: (re)written, and its digest computed afresh
-                if not self._store(path, body):
-                    return False
+                if not self._store(self.root / "deps" / gid[:2] / f"{gid}.json", body):
+                    return None
                 self._groups[gid] = (folder, frozenset(names), stored)
                 self._digests.pop(gid, None)
             groups.append(gid)
-        dig = self.current_digest(groups)
-        if dig is None:
-            return False
-        doc = {"format": FORMAT, "unit": unit_key, "groups": groups, "digest": dig, "run": run,
-               "results": [r.to_json() for r in results]}
-        return self._store(self._unit_path(key), json.dumps(doc, default=str).encode())
+        return groups
