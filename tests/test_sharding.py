@@ -138,3 +138,22 @@ def test_shards_of_a_run_where_one_holds_no_pipeline_unit_still_merge(tmp_path):
     assert main(["report", "merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(tmp_path / "m"),
                  "--quiet"]) in (0, 1)
     assert load(tmp_path / "m")["configuration"]["pipelines"] == ["to_executorch"]
+
+
+def test_merge_of_run_parts_puts_entries_in_the_configuration_order():
+    """`run` records its catalog entries as ``entries`` (``check`` as ``passes``). Cut by cost, the first part can
+    hold a later entry's pair before an earlier one's: the merge follows the configuration, not the parts."""
+    from harness.report.merge import merge
+
+    def rec(p: str, g: str) -> dict:
+        return {"pass_name": p, "graph": g, "check": "runs", "status": "pass", "level": "must", "message": ""}
+
+    def part(i: int, results: list) -> dict:
+        return {"schema_version": "1.0", "environment": {"passgate": "x"},
+                "configuration": {"command": "run", "entries": ["b", "a"], "graphs": ["g1", "g2"], "shard": f"{i}/2"},
+                "started_at": f"2026-11-24T00:00:0{i}Z", "duration_s": 1.0, "complete": False, "cases": [],
+                "results": results, "exit_status": 0}
+
+    merged = merge([part(1, [rec("a", "g1"), rec("runtime", "g1")]), part(2, [rec("b", "g1"), rec("b", "g2")])])
+    assert [(r["pass_name"], r["graph"]) for r in merged["results"]] == [("b", "g1"), ("b", "g2"), ("a", "g1"),
+                                                                          ("runtime", "g1")]

@@ -28,7 +28,10 @@ def _config_without_shard(doc: dict) -> dict:
 
 
 def _pass_order(config: dict, parts: list[dict]) -> list[str]:
+    """The configuration's passes (``check``) or catalog entries (``run``) in its order, then the other units
+    (pipelines, partitioners, runtime legs) as the parts met them."""
     names = [p.get("name") for p in config.get("passes") or () if isinstance(p, dict) and p.get("name")]
+    names += [e for e in config.get("entries") or () if isinstance(e, str) and e not in names]
     for doc in parts:
         for r in doc["results"]:
             if r["pass_name"] not in names:
