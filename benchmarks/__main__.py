@@ -137,6 +137,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--memory-profile", choices=("quick", "standard", "full"),
                     help="the memory figure also samples a conformance run (-n 2) of this profile "
                     "(e.g. full: the certification profile)")
+    ap.add_argument("--overhead-slice", metavar="EXPR",
+                    help="the -k expression of the suite_overhead figure (default: every exir.R* / exir.S* entry); "
+                    "'all': the whole standard profile, cold (about an hour on 2 cores; lowered graphs must be cached)")
     ap.add_argument("--incremental-profile", default="standard", choices=("quick", "standard", "full"),
                     help="the profile of the incremental gate figure (default standard; slow: cold, warm, one pass "
                     "changed, every pass changed)")
@@ -153,7 +156,8 @@ def _context(args: argparse.Namespace):
 
     ctx = Context(seed=args.seed, tiny=args.tiny, conformance_source=args.conformance_source,
                   conformance_args=tuple(shlex.split(args.conformance_args)), parallel_profile=args.parallel_profile,
-                  conformance_profiles=tuple(args.conformance_profiles), memory_profile=args.memory_profile)
+                  conformance_profiles=tuple(args.conformance_profiles), memory_profile=args.memory_profile,
+                  overhead_slice=args.overhead_slice)
     if args.cache_dir:
         ctx.cache_dir = Path(args.cache_dir)
         ctx.cache_dir.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@ class Context:
     parallel_profile: str = "standard"
     conformance_profiles: tuple = ("quick", "standard")
     memory_profile: Optional[str] = None  # also sample a conformance run (-n 2) of this profile for the memory figure
+    overhead_slice: Optional[str] = None  # suite_overhead's -k expression ("all": the whole profile); None: its own
     # the warm server the warm_cold and edit_loop figures share: (env, pid, cache folder)
     server: Optional[tuple] = None
     warm_cache: Optional[Path] = None  # the cache folder warm_cold filled

@@ -15,7 +15,7 @@ from typing import Optional
 from benchmarks.context import PASSGATE, PY, ROOT, Context, check_cmd, record, timed
 from benchmarks.proctree import run_sampled
 
-__all__ = ["tox_conformance_command", "suite_root", "parallel", "memory", "conformance_wall", "help_time"]
+__all__ = ["tox_conformance_command", "suite_root", "cache_events", "parallel", "memory", "conformance_wall", "help_time"]
 
 # ----------------------------------------------------------------------------- c./d./g. conformance suite under pytest
 
@@ -88,7 +88,8 @@ def _conformance(ctx: Context, profile: str, workers: int, cache_dir: Path, log:
     }
 
 
-def _cache_events(log: Path) -> dict:
+def cache_events(log: Path) -> dict:
+    """What the lowered-graph cache log ``log`` holds: events by kind, and the cases lowered (by more than one process)."""
     events: dict[str, int] = {}
     lowered_by: dict[str, set] = {}
     if log.exists():
@@ -108,7 +109,7 @@ def parallel(ctx: Context) -> dict:
     for n in (1, 2):
         cache_dir, log = ctx.tmp(f"xdist-cache-n{n}"), ctx.scratch / f"cache-log-n{n}.jsonl"
         runs[n] = _conformance(ctx, profile, n, cache_dir, log)
-        runs[n]["cache"] = _cache_events(log)
+        runs[n]["cache"] = cache_events(log)
         ctx.say(f"conformance -n {n}: {json.dumps(runs[n])}")
         shutil.rmtree(cache_dir, ignore_errors=True)
     ratio = round(runs[1]["seconds"] / runs[2]["seconds"], 2)
@@ -163,7 +164,7 @@ def conformance_wall(ctx: Context) -> dict:
             continue
         log = ctx.scratch / f"cache-log-{profile}.jsonl"
         run = _conformance(ctx, profile, 2, ctx.cache_dir, log)
-        run["cache"] = _cache_events(log)  # what the run still had to lower: the cache is as the earlier figures left it
+        run["cache"] = cache_events(log)  # what the run still had to lower: the cache is as the earlier figures left it
         run["target_s"] = target
         run["met"] = run["seconds"] < target
         out[profile] = run
