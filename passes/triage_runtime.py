@@ -74,11 +74,11 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          upstream=_UPSTREAM + "repro_runtime_mixed_dim_order_invalid_argument.py",
          graphs=("corpus_464dc254", "targeted_layout_bn")),
     Rule(_LOWERED, _RUNS, r"error: 0x1$",
-         "Internal (0x1) while the runtime executes the XNNPACK-lowered program (two delegates: dynamically "
-         "quantized linears; a quantized conv, constant_pad_nd and a quantized mul); the case's own program runs "
-         "in the portable runtime and matches eager: an XNNPACK delegate failure not traced to its cause yet (no "
-         "repro)",
-         graphs=("targeted_quant_pad_dyn",)),
+         "the XNNPACK delegate fails to initialize (0x1): the pad after the quantized conv reads a dequantized "
+         "tensor and is not quantized again, the partitioner still takes it, and XNNPACK refuses the "
+         "StaticConstantPad node it becomes (xnn_status_invalid_parameter); the dynamically quantized linears load "
+         "and run; the case's own program runs in the portable runtime and matches eager",
+         upstream=_UPSTREAM + "repro_xnnpack_pad_of_dequantized_conv_fails_init.py", graphs=("targeted_quant_pad_dyn",)),
     Rule(_JUDGED, _RUNS, r"error: 0x12; it stopped at op squeeze_copy\.dims_out",
          "the portable squeeze_copy.out refuses (0x12 InvalidArgument) to resize its output to a data-dependent size "
          "(the rows of a nonzero index_select); the same program runs in torch",
@@ -104,9 +104,13 @@ RUNTIME_RULES: tuple[Rule, ...] = (
          "float32 one torch's reference takes (no repro; the lowered program's leg does not name the op)",
          graphs=("targeted_quant_samsung2",)),
     Rule(_LOWERED, _RUNS, r"mem_offset \d+ does not fit in 64 bits",
-         "to_executorch's emitter refuses the XNNPACK-lowered program: memory planning gives a tensor left outside "
-         "the delegates an offset near 2**68 (the case's own program emits and runs): not traced to its cause yet "
-         "(no repro)", graphs=("targeted_misc_tail",)),
+         "the graph's dynamic dim (rows of input d) is bounded only by 2**63 - 2, and ExecuTorch's memory planning "
+         "plans every tensor at its upper bound: the (rows, 2) float tensors left outside the delegates (addmm, "
+         "view_copy, as_strided_copy) take about 2**66 bytes each, later tensors get offsets past 2**64 and the "
+         "emitter refuses them. Not an XNNPACK fault: to_edge + to_executorch of the case itself fails the same way "
+         "(mem_offset near 3.7e20); its own runtime leg skips only because the case does not run in torch "
+         "(runnable)",
+         kind="precondition", graphs=("targeted_misc_tail",)),
     # -- numerics -------------------------------------------------------------------------------------------
     Rule(_LOWERED, _NUMERICS, r"output 0 \(torch.int8, shape \(6, 7\)\): Tensor-likes are not equal",
          _REMAINDER + " (the remainder stays outside the XNNPACK delegates)",
