@@ -68,11 +68,13 @@ def figure(ctx: Context) -> dict:
                                    timeout=4 * 3600 if whole else 3600)
     cpu = _cpu_of_children() - before
     try:
-        results = json.loads((report / "results.json").read_text())["results"]
+        doc = json.loads((report / "results.json").read_text())
+        results = doc["results"]
     except (OSError, ValueError, KeyError):
         return {"error": f"the suite wrote no results.json (exit {r.returncode}): {r.stdout[-500:]}{r.stderr[-500:]}"}
     checks = sum(float(x.get("duration_s") or 0) for x in results)
     units = len({(x["pass_name"], x["graph"]) for x in results})
+    items = (doc.get("incremental") or {}).get("units")  # the suite's units: one pytest item each
     by_check: Counter = Counter()
     for x in results:
         by_check[x["check"]] += float(x.get("duration_s") or 0)
@@ -95,6 +97,9 @@ def figure(ctx: Context) -> dict:
                   exit_status=r.returncode, wall_s=round(seconds, 1),
                   cpu_s=round(cpu, 1), check_s=round(checks, 1), pairs=units, records=len(results),
                   share_of_ceiling=round(checks / cpu, 3) if cpu else None,
+                  units=items, per_1000_units={"wall_s": round(seconds * 1000 / items, 1),
+                                               "cpu_s": round(cpu * 1000 / items, 1),
+                                               "check_s": round(checks * 1000 / items, 1)} if items else None,
                   per_1000_pairs={"wall_s": round(seconds * 1000 / units, 1), "cpu_s": round(cpu * 1000 / units, 1),
                                   "check_s": round(checks * 1000 / units, 1)} if units else None,
                   check_s_by_check={k: round(v, 1) for k, v in by_check.most_common(8)},
