@@ -1,10 +1,14 @@
-"""Peak RSS of every process in a tree, sampled from /proc while it runs (Linux).
+"""Peak RSS and CPU time of every process in a tree, sampled from /proc while it runs (Linux).
 
 Each sample reads ``VmHWM`` (the kernel's own high-water mark of the
 process's resident set) of the root and all its descendants, so a process
 seen at least once reports its true peak up to that sample. Forked workers
 share the parent's pages copy-on-write and their RSS counts those shared
 pages in full: the figures are upper bounds of what each process adds.
+A process's CPU time is its own (``utime + stime`` of ``/proc/<pid>/stat``,
+without its children's) at its last sample, so a process that lives less
+than one sampling interval is missed: :meth:`TreeRSS.cpu_by_depth` says how
+much of a known total the samples account for.
 """
 
 from __future__ import annotations
@@ -31,6 +35,19 @@ def _children_map() -> dict[int, list[int]]:
     return kids
 
 
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_s(pid: int) -> Optional[float]:
+    """The process's own user + system seconds so far (its children's not included)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime: fields 14 and 15 of stat(5)
+
+
 def _hwm_kib(pid: int) -> Optional[int]:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -50,6 +67,7 @@ class TreeRSS:
         self.interval = interval
         self.peak: dict[int, int] = {}  # pid -> KiB
         self.depth: dict[int, int] = {}
+        self.cpu: dict[int, float] = {}  # pid -> own CPU seconds at its last sample
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
@@ -71,6 +89,9 @@ class TreeRSS:
             if hwm is not None:
                 self.peak[pid] = max(self.peak.get(pid, 0), hwm)
                 self.depth.setdefault(pid, depth)
+                cpu = _cpu_s(pid)
+                if cpu is not None:
+                    self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
             frontier.extend((k, depth + 1) for k in kids.get(pid, ()))
 
     def stop(self) -> None:
@@ -84,6 +105,18 @@ class TreeRSS:
             vals = sorted(self.peak[p] for p, d in self.depth.items() if d == depth)
             out[depth] = {"processes": len(vals), "max_mib": round(vals[-1] / 1024, 1),
                           "median_mib": round(vals[len(vals) // 2] / 1024, 1)}
+        return out
+
+
+    def cpu_by_depth(self, total: Optional[float] = None) -> dict:
+        """{depth: own CPU seconds of its processes}, and with ``total`` (the tree's measured CPU) the part no
+        sample saw (processes shorter than one interval)."""
+        out: dict = {}
+        for pid, d in self.depth.items():
+            out[d] = out.get(d, 0.0) + self.cpu.get(pid, 0.0)
+        out = {d: round(v, 1) for d, v in sorted(out.items())}
+        if total is not None:
+            out["unsampled"] = round(total - sum(out.values()), 1)
         return out
 
 

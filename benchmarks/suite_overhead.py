@@ -104,6 +104,11 @@ def figure(ctx: Context) -> dict:
                                   "check_s": round(checks * 1000 / units, 1)} if units else None,
                   check_s_by_check={k: round(v, 1) for k, v in by_check.most_common(8)},
                   cases_lowered_during_run=cache_events(log)["cases_lowered"],
+                  # own CPU seconds by process level: what is not in a check is where the overhead lives
+                  cpu_s_by_level=dict(zip(("controller", "xdist_workers", "isolation_workers"),
+                                          (tree.cpu_by_depth().get(d, 0.0) for d in range(3))),
+                                      deeper_or_unsampled=round(cpu - sum(tree.cpu_by_depth().get(d, 0.0)
+                                                                          for d in range(3)), 1)),
                   peak_rss_mib={"controller": depth.get(0), "xdist_workers": depth.get(1),
                                 "isolation_workers": depth.get(2)},
                   pytest_summary=(r.stdout.strip().splitlines() or [""])[-1])
