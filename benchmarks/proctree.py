@@ -7,8 +7,8 @@ share the parent's pages copy-on-write and their RSS counts those shared
 pages in full: the figures are upper bounds of what each process adds.
 A process's CPU time is its own (``utime + stime`` of ``/proc/<pid>/stat``,
 without its children's) at its last sample, so a process that lives less
-than one sampling interval is missed: :meth:`TreeRSS.cpu_by_depth` says how
-much of a known total the samples account for.
+than one sampling interval is missed: a caller that knows the tree's total
+(``getrusage``) can say how much no sample saw.
 """
 
 from __future__ import annotations
@@ -19,33 +19,25 @@ import threading
 import time
 from typing import Optional
 
+_TICKS = os.sysconf("SC_CLK_TCK")
 
-def _children_map() -> dict[int, list[int]]:
+
+def _scan() -> tuple[dict[int, list[int]], dict[int, float]]:
+    """Every process's children and own user + system seconds (its children's not included), from one read of
+    each ``/proc/<pid>/stat``."""
     kids: dict[int, list[int]] = {}
+    cpu: dict[int, float] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/stat") as f:
-                text = f.read()
+                fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        ppid = int(text.rsplit(")", 1)[1].split()[1])
-        kids.setdefault(ppid, []).append(int(name))
-    return kids
-
-
-_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _cpu_s(pid: int) -> Optional[float]:
-    """The process's own user + system seconds so far (its children's not included)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime: fields 14 and 15 of stat(5)
+        kids.setdefault(int(fields[1]), []).append(int(name))  # ppid
+        cpu[int(name)] = (int(fields[11]) + int(fields[12])) / _TICKS  # utime, stime: fields 14 and 15 of stat(5)
+    return kids, cpu
 
 
 def _hwm_kib(pid: int) -> Optional[int]:
@@ -81,7 +73,7 @@ class TreeRSS:
             self._stop.wait(self.interval)
 
     def sample(self) -> None:
-        kids = _children_map()
+        kids, cpu_now = _scan()
         frontier = [(self.root, 0)]
         while frontier:
             pid, depth = frontier.pop()
@@ -89,9 +81,7 @@ class TreeRSS:
             if hwm is not None:
                 self.peak[pid] = max(self.peak.get(pid, 0), hwm)
                 self.depth.setdefault(pid, depth)
-                cpu = _cpu_s(pid)
-                if cpu is not None:
-                    self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu)
+                self.cpu[pid] = max(self.cpu.get(pid, 0.0), cpu_now.get(pid, 0.0))
             frontier.extend((k, depth + 1) for k in kids.get(pid, ()))
 
     def stop(self) -> None:
@@ -108,21 +98,16 @@ class TreeRSS:
         return out
 
 
-    def cpu_by_depth(self, total: Optional[float] = None) -> dict:
-        """{depth: own CPU seconds of its processes}, and with ``total`` (the tree's measured CPU) the part no
-        sample saw (processes shorter than one interval)."""
-        out: dict = {}
+    def cpu_by_depth(self) -> dict[int, float]:
+        """{depth: own CPU seconds of its processes at their last samples}."""
+        out: dict[int, float] = {}
         for pid, d in self.depth.items():
             out[d] = out.get(d, 0.0) + self.cpu.get(pid, 0.0)
-        out = {d: round(v, 1) for d, v in sorted(out.items())}
-        if total is not None:
-            out["unsampled"] = round(total - sum(out.values()), 1)
-        return out
-
+        return {d: round(v, 1) for d, v in sorted(out.items())}
 
 def run_sampled(cmd: list, env: dict, cwd: Optional[str] = None, timeout: float = 3600) -> tuple[
         subprocess.CompletedProcess, float, TreeRSS]:
-    """Run ``cmd``, timing its wall clock and sampling its process tree's peak RSS."""
+    """Run ``cmd``, timing its wall clock and sampling its process tree's peak RSS and CPU time."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tree = TreeRSS(proc.pid).start()

@@ -15,9 +15,16 @@ from typing import Optional
 from benchmarks.context import PASSGATE, PY, ROOT, Context, check_cmd, record, timed
 from benchmarks.proctree import run_sampled
 
-__all__ = ["tox_conformance_command", "suite_root", "cache_events", "parallel", "memory", "conformance_wall", "help_time"]
+__all__ = ["LEVELS", "by_level", "tox_conformance_command", "suite_root", "cache_events", "parallel", "memory", "conformance_wall", "help_time"]
 
 # ----------------------------------------------------------------------------- c./d./g. conformance suite under pytest
+
+LEVELS = ("controller", "xdist_workers", "isolation_workers")  # the suite's process tree, by depth
+
+
+def by_level(by_depth: dict) -> dict:
+    """A per-depth figure of the suite's process tree (TreeRSS.by_depth, cpu_by_depth) named by LEVELS."""
+    return {name: by_depth.get(d) for d, name in enumerate(LEVELS)}
 
 
 def tox_conformance_command(workers: int, extra: list, root: Path = ROOT) -> list:
@@ -77,14 +84,13 @@ def _conformance(ctx: Context, profile: str, workers: int, cache_dir: Path, log:
         pass
     results = doc.get("results", [])
     tail = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
-    depth = tree.by_depth()
     errors = [ln for ln in r.stdout.splitlines() if ln.startswith(("ERROR", "E   "))][:5]
     return {
         "command": " ".join(cmd[2:]), "suite": ctx.conformance_source, "seconds": round(seconds, 1), "exit_status": r.returncode,
         "pytest_summary": tail, **({"errors": errors} if errors else {}),
         "content": {"passes": len({x["pass_name"] for x in results}), "graphs": len({x["graph"] for x in results}),
                     "checks": len({x["check"] for x in results}), "items": len(results)},
-        "peak_rss_mib": {"controller": depth.get(0), "xdist_workers": depth.get(1), "isolation_workers": depth.get(2)},
+        "peak_rss_mib": by_level(tree.by_depth()),
     }
 
 

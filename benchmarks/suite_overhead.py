@@ -27,7 +27,7 @@ from collections import Counter
 
 from benchmarks.context import ROOT, Context, record
 from benchmarks.proctree import run_sampled
-from benchmarks.suite import cache_events, suite_root, tox_conformance_command
+from benchmarks.suite import LEVELS, by_level, cache_events, suite_root, tox_conformance_command
 
 __all__ = ["SLICE", "TARGET", "figure"]
 
@@ -47,6 +47,12 @@ def _select(ctx: Context) -> list:
         return ["-k", "exir.RemoveNoopPass"]
     chosen = ctx.overhead_slice or SLICE
     return [] if chosen == "all" else ["-k", chosen]
+
+
+def _per_1000(count, seconds: float, cpu: float, checks: float):
+    """Wall, CPU and check seconds per 1,000 of ``count`` things (units, pairs): comparable as the corpus grows."""
+    return {"wall_s": round(seconds * 1000 / count, 1), "cpu_s": round(cpu * 1000 / count, 1),
+            "check_s": round(checks * 1000 / count, 1)} if count else None
 
 
 def figure(ctx: Context) -> dict:
@@ -81,7 +87,7 @@ def figure(ctx: Context) -> dict:
     value = round(cpu / checks, 3) if checks else None
     ctx.say(f"suite_overhead: {units} pass x graph pairs, {len(results)} records, {seconds:.1f} s wall, "
             f"{cpu:.1f} CPU-s, {checks:.1f} s of checks: {value}")
-    depth = tree.by_depth()
+    cpu_levels = by_level(tree.cpu_by_depth())
     kept = None
     if whole:  # an hour's report: kept for `passgate report costs` (reports/unit-costs.json) and a look at its verdicts
         kept = ROOT / "reports" / "generated" / "bench" / "suite-overhead-report"
@@ -97,18 +103,12 @@ def figure(ctx: Context) -> dict:
                   exit_status=r.returncode, wall_s=round(seconds, 1),
                   cpu_s=round(cpu, 1), check_s=round(checks, 1), pairs=units, records=len(results),
                   share_of_ceiling=round(checks / cpu, 3) if cpu else None,
-                  units=items, per_1000_units={"wall_s": round(seconds * 1000 / items, 1),
-                                               "cpu_s": round(cpu * 1000 / items, 1),
-                                               "check_s": round(checks * 1000 / items, 1)} if items else None,
-                  per_1000_pairs={"wall_s": round(seconds * 1000 / units, 1), "cpu_s": round(cpu * 1000 / units, 1),
-                                  "check_s": round(checks * 1000 / units, 1)} if units else None,
+                  units=items, per_1000_units=_per_1000(items, seconds, cpu, checks),
+                  per_1000_pairs=_per_1000(units, seconds, cpu, checks),
                   check_s_by_check={k: round(v, 1) for k, v in by_check.most_common(8)},
                   cases_lowered_during_run=cache_events(log)["cases_lowered"],
                   # own CPU seconds by process level: what is not in a check is where the overhead lives
-                  cpu_s_by_level=dict(zip(("controller", "xdist_workers", "isolation_workers"),
-                                          (tree.cpu_by_depth().get(d, 0.0) for d in range(3))),
-                                      deeper_or_unsampled=round(cpu - sum(tree.cpu_by_depth().get(d, 0.0)
-                                                                          for d in range(3)), 1)),
-                  peak_rss_mib={"controller": depth.get(0), "xdist_workers": depth.get(1),
-                                "isolation_workers": depth.get(2)},
+                  cpu_s_by_level={**cpu_levels, "deeper_or_unsampled": round(cpu - sum(
+                      cpu_levels[name] or 0.0 for name in LEVELS), 1)},
+                  peak_rss_mib=by_level(tree.by_depth()),
                   pytest_summary=(r.stdout.strip().splitlines() or [""])[-1])
