@@ -152,31 +152,66 @@ def test_stale_socket_falls_back_silently(passgate_cache, tmp_path, tmp_path_fac
     assert _run(["serve", "--status"], env).returncode == 1
 
 
-def test_warm_case_hands_out_each_spare_copy_once_and_only_while_the_shared_case_is_unchanged(builtin_cases):
+def test_spares_are_handed_out_once_each_and_only_while_the_shared_case_is_unchanged(builtin_cases):
     from dataclasses import replace
 
+    from harness.check import spares
     from harness.check.fingerprint import exact
-    from harness.graphs.cases import GraphCase
-    from harness.serve.warmup import WarmCase
 
     memoized = builtin_cases["mlp"]
-    case = WarmCase.of(replace(memoized, edge=memoized.program("edge")))  # a shared program of its own to edit
-    case.make_spares("edge", 2)
-    spares = {id(p) for p in case.spares["edge"]}
+    case = replace(memoized, edge=memoized.program("edge"))  # a shared program of its own to edit
+    assert spares.stock(case, "edge", 2) == 2 and spares.stock(case, "edge", 2) == 0  # a top-up makes none
+    made = [spares.take(case, "edge"), spares.take(case, "edge")]
+    assert spares.take(case, "edge") is None and spares.count(case, "edge") == 0
     fp = lambda ep: exact(ep.graph_module, ep)  # noqa: E731
-    a, b, c = case.program("edge"), case.program("edge"), case.program("edge")
-    assert {id(a), id(b)} == spares and id(c) not in spares  # each spare once, then deep copies
-    assert fp(a) == fp(b) == fp(c) == fp(GraphCase.program(case, "edge"))  # what a deep copy made now is
-    assert case.program("export") is not case.program("export")  # no spares at that stage: deep copies
+    fresh = spares.fresh(case, "edge")
+    assert all(fresh is not p for p in made) and made[0] is not made[1]  # each spare once, then copies made now
+    assert fp(made[0]) == fp(made[1]) == fp(fresh) == fp(case.program("edge"))  # what a copy made now is
+    assert spares.take(case, "export") is None  # no spares at that stage
 
-    case.make_spares("edge", 2)
-    kept = list(case.spares["edge"])  # held here, so no new object can be given a dropped spare's id
+    assert spares.stock(case, "edge", 2) == 2  # topped up
+    kept = [spares.take(case, "edge")]  # held here, so no new object can be given a dropped spare's id
     shared = case.shared("edge")
     node = next(n for n in shared.graph_module.graph.nodes if n.op == "call_function")
     node.meta["stack_trace"] = "changed by a pass that was never handed it"
-    changed = case.program("edge")
-    assert all(changed is not spare for spare in kept) and not case.spares["edge"]  # the spares are dropped
-    assert fp(changed) == fp(shared) and fp(changed) != fp(a)  # a copy of the case as it is now
+    changed = spares.fresh(case, "edge")
+    assert changed is not kept[0] and spares.count(case, "edge") == 0  # the stale spare is dropped
+    assert fp(changed) == fp(shared) and fp(changed) != fp(made[0])  # a copy of the case as it is now
+    spares.drop(case)
+
+
+def test_isolation_workers_take_the_spares_their_parent_made_before_forking(builtin_cases, tmp_path, monkeypatch):
+    """Pairs judged in forked workers are handed the parent's spares (copy-on-write), not copies each makes."""
+    from harness.check import spares
+    from harness.check.loading import load_pass
+    from harness.core.config import RunConfig
+    from harness.graphs.cases import GraphCase
+    from harness.run.isolation import Pool
+    from harness.run.tasks import PairTask
+
+    case = builtin_cases["mlp"]
+    spares.drop(case)
+    log = tmp_path / "copies"
+    real = GraphCase.program
+
+    def program(self, stage):  # notes which process made each copy, in a file every fork appends to
+        with open(log, "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return real(self, stage)
+
+    monkeypatch.setattr(GraphCase, "program", program)
+    loaded = load_pass("harness.serve.warmup:warmup_pass")
+    tasks = [PairTask(loaded, case, RunConfig(), group) for group in range(3)]  # three groups: three fresh forks
+    results = []
+    pool = Pool(tasks)
+    try:
+        pool.run(lambda i, rs: results.append(rs))
+    finally:
+        pool.close()
+    assert pool.spawned == 3 and all(r.status.value not in ("error", "fail") for rs in results for r in rs)
+    assert log.read_text().split() == [str(os.getpid())] * 2  # two copies, made here before the first fork
+    assert spares.count(case, "edge") == 2  # still here for the forks of the next pool
+    spares.drop(case)
 
 
 SLOW = """\

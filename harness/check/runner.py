@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 
 import torch
 
-from harness.check import crossrun, fingerprint, verifiers
+from harness.check import crossrun, fingerprint, spares, verifiers
 from harness.check.changes import (
     HandedForms,
     ResultForms,
@@ -128,7 +128,7 @@ def prepare_case(case: GraphCase, stage: str = "edge", config: Optional[RunConfi
 
 
 def _fresh_input(case: GraphCase, stage: str):
-    ep = case.program(stage)
+    ep = spares.fresh(case, stage)  # made before this process forked, when it was (harness.check.spares)
     seed_metadata(ep.graph_module)
     return ep
 

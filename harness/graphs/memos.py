@@ -67,13 +67,6 @@ class CaseMemos:
         for key in [k for k, v in self.cases.items() if v is case]:
             del self.cases[key]
 
-    def replace(self, case: Any, replacement: Any) -> None:
-        """Memoize ``replacement`` under every key ``case`` is memoized under (a warm server's
-        :class:`harness.serve.warmup.WarmCase` of it); what was memoized about ``case`` is forgotten."""
-        self.forget([case])
-        for key in [k for k, v in self.cases.items() if v is case]:
-            self.cases[key] = replacement
-
     def mark(self) -> dict[str, set]:
         """The keys held now, to send back only what is computed after (:meth:`added_since`)."""
         return {name: set(getattr(self, name)) for name in _CASE_KEYED}

@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 
 from executorch.exir.pass_base import ExportedProgramPassBase, ExportedProgramPassResult
 
+from harness.check import spares
 from harness.check.changes import handed_forms
 from harness.check.invoke import run_pass
 from harness.check.loading import LoadedPass, from_object, load_pass, resolve_spec
@@ -348,7 +349,7 @@ def verify_each(pipeline: Pipeline, case, config=None, on_step: Optional[Callabl
     config = config or RunConfig(stage=pipeline.stage, checks=PIPELINE_CHECKS)
     stage = config.stage or pipeline.stage
     reports: list[StepReport] = []
-    current = case.program(stage)
+    current = spares.fresh(case, stage)  # a spare made before this process forked, if any
     derived: list = []
     failing_before: dict = {}
     try:

@@ -26,6 +26,9 @@ parent only waits:
 - results come back as pickled :class:`CheckResult` lists and are handed on
   in the order an in-process run produces them, so reports do not depend on
   which worker finished first;
+- a pair is handed copies of its case made here once, before any worker
+  forked (:mod:`harness.check.spares`), not copies each worker makes for
+  each pair: what every fork needs is made in the parent, like the cases;
 - the work is a list of tasks (:mod:`harness.run.tasks`): pass x graph pairs,
   or for ``passgate run -j N`` whole units; a worker serves the tasks of one
   group only (one catalog entry's graphs; one unit), then a fresh fork
@@ -224,6 +227,8 @@ class Pool:
         before the interruption goes on: nothing judged is lost."""
         from multiprocessing.connection import wait
 
+        for task in self.todo:  # what every fork shares, made once here (spare copies of the cases)
+            task.before_fork()
         pending = deque(range(len(self.todo)))
         finished: dict[int, Any] = {}
         next_out = 0

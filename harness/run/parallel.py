@@ -59,6 +59,9 @@ class UnitTask:
     def record_key(self) -> tuple:
         return ("unit", self.unit.key)  # harness.run.incremental.unit_record_key
 
+    def before_fork(self) -> None:
+        """Nothing: a unit's copies are of states it reaches in its own worker."""
+
     def execute(self) -> list:
         return self.unit.judge(self.case, self.config)
 

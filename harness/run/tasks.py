@@ -20,7 +20,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from harness.check import runner
+from harness.check import runner, spares
 from harness.core.config import RunConfig
 from harness.core.results import IR_CHECK_IDS, CheckResult, Status, result
 
@@ -63,6 +63,10 @@ class PairTask:
     def record_key(self) -> tuple:
         """Where :mod:`harness.run.deps` notes what it executed."""
         return (self.loaded.name, self.case.name)
+
+    def before_fork(self) -> None:
+        """In the parent, before workers fork: the copies of its case the pair is handed (:mod:`harness.check.spares`)."""
+        spares.stock(self.case, self.config.stage or self.loaded.stage)
 
     def execute(self) -> list[CheckResult]:
         return runner.check_pass_on_case(self.loaded, self.case, self.config)

@@ -5,7 +5,7 @@ it spends its start-up on what every ``passgate check`` would otherwise pay:
 the cases loaded into :data:`harness.graphs.memos.MEMOS` as the disk cache
 gives them, torch's fake-tensor dispatch caches filled, every case's
 reference outputs computed, and the private copies the checks are handed
-made in advance (:class:`WarmCase`). It also records the file stamps of the
+made in advance (:func:`make_spares`). It also records the file stamps of the
 modules it imported, so an edit to a pass file or to passgate itself is
 noticed before the next request (:func:`changed_modules`).
 """
@@ -15,15 +15,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass, field, fields
 from typing import Callable, Optional
 
-from harness.check import fingerprint, runner
+from harness.check import runner, spares
 from harness.graphs import sources
-from harness.graphs.cases import GraphCase, load_case
+from harness.graphs.cases import load_case
 from harness.graphs.memos import MEMOS
 
-__all__ = ["WARMUP_PASS", "SPARE_STAGES", "SPARES", "WarmCase", "watchable", "module_stamps", "changed_modules",
+__all__ = ["WARMUP_PASS", "SPARE_STAGES", "SPARES", "watchable", "module_stamps", "changed_modules",
            "preload_cases", "prime", "precompute", "make_spares"]
 
 WARMUP_PASS = "harness.serve.warmup:warmup_pass"
@@ -81,61 +80,14 @@ def changed_modules(stamps: dict) -> list:
 
 
 SPARE_STAGES = ("edge",)
-"""The stages a :class:`WarmCase` keeps spare copies of: the default stage, the one :func:`precompute` prepares."""
+"""The stages the server keeps spare copies of each case at: the default stage, the one :func:`precompute` prepares."""
 
-SPARES = 2
-"""Spare copies per case and stage: the two fresh inputs of one pass on the case (its run and the
-``deterministic`` check's run on a second copy)."""
-
-
-@dataclass(eq=False)
-class WarmCase(GraphCase):
-    """A preloaded case that hands out private copies of its program made when the server started.
-
-    Every pass x case pair deep-copies the shared program twice (the pass's
-    run and the ``deterministic`` check's run), ~4 ms each on the zoo, and
-    that copying is the same for every pass. The server makes
-    :data:`SPARES` copies per case at start-up (:func:`make_spares`); each
-    process it forks (a request's child, each isolation worker) gets its own
-    copy-on-write view of them, so each of those processes can take each
-    spare once: :meth:`program` pops one while there are any left, and
-    deep-copies the shared program as a :class:`GraphCase` does after that.
-
-    A spare is what a deep copy made now would be only while the shared
-    program is what it was when the spares were made, so one is handed out
-    only while the shared program's exact fingerprint is still the one
-    taken then (the equality ``input_unchanged`` trusts): after a pass
-    changed the shared case it was never handed, the next copies are
-    copies of the changed case, as without the server.
-    """
-
-    spares: dict = field(default_factory=dict, repr=False)
-    """stage -> [private copy of the program at that stage], taken from the end."""
-    seals: dict = field(default_factory=dict, repr=False)
-    """stage -> exact fingerprint of the shared program when its spares were made."""
-
-    @classmethod
-    def of(cls, case: GraphCase) -> "WarmCase":
-        return cls(**{f.name: getattr(case, f.name) for f in fields(GraphCase)})
-
-    def make_spares(self, stage: str, count: int = SPARES) -> None:
-        shared = self.shared(stage)
-        self.seals[stage] = fingerprint.exact(shared.graph_module, shared)
-        self.spares[stage] = [GraphCase.program(self, stage) for _ in range(count)]
-
-    def program(self, stage: str):
-        """A private deep copy of the program at ``stage``: a spare one while any is left."""
-        spares = self.spares.get(stage)
-        if spares:
-            shared = self.shared(stage)
-            if fingerprint.exact(shared.graph_module, shared) == self.seals[stage]:
-                return spares.pop()
-            spares.clear()  # the shared case changed: its spares are not copies of it any more
-        return super().program(stage)
+SPARES = spares.COPIES
+"""Spare copies per case and stage (:mod:`harness.check.spares`): the two fresh inputs of one pass on the case."""
 
 
 def preload_cases(sources_to_preload: tuple, say: Callable[[str], None]) -> int:
-    """Load every case of ``sources_to_preload`` into the process's memos as a :class:`WarmCase`, prime and
+    """Load every case of ``sources_to_preload`` into the process's memos, prime and
     precompute them and make their spare copies; how many."""
 
     for source in sources_to_preload:
@@ -152,9 +104,6 @@ def preload_cases(sources_to_preload: tuple, say: Callable[[str], None]) -> int:
                     load_case(spec)
             except Exception as exc:  # noqa: BLE001 - the check itself will report a case that fails to lower
                 say(f"preload {spec.name}: {type(exc).__name__}: {exc}")
-    for case in list({id(c): c for c in MEMOS.cases.values()}.values()):
-        if not isinstance(case, WarmCase):
-            MEMOS.replace(case, WarmCase.of(case))
     cases = list({id(c): c for c in MEMOS.cases.values()}.values())
     prime(cases, say)
     precompute(cases, say)
@@ -163,16 +112,13 @@ def preload_cases(sources_to_preload: tuple, say: Callable[[str], None]) -> int:
 
 
 def make_spares(cases: list, say: Callable[[str], None]) -> None:
-    """:data:`SPARES` private copies of each warm case's program at each of :data:`SPARE_STAGES`."""
+    """:data:`SPARES` private copies of each warm case's program at each of :data:`SPARE_STAGES`: every child
+    the server forks (a request's, each isolation worker) takes each once (:mod:`harness.check.spares`)."""
     started = time.perf_counter()
     made = 0
     for case in cases:
         for stage in SPARE_STAGES:
-            try:
-                case.make_spares(stage)
-                made += SPARES
-            except Exception:  # noqa: BLE001 - a case that cannot be copied: its checks will say so
-                case.spares.pop(stage, None)
+            made += spares.stock(case, stage, SPARES)  # a case that cannot be copied gets none
     say(f"made {made} spare copies of {len(cases)} cases in {time.perf_counter() - started:.1f}s")
 
 def precompute(cases: list, say: Callable[[str], None]) -> None:
