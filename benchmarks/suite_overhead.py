@@ -16,6 +16,12 @@ figure, per 1,000 units so it stays comparable as the corpus grows. Its
 lowered graphs must be in ``--cache-dir`` already (``passgate graphs
 --graphs builtin quantized corpus``); the figure counts the cases the run
 lowered itself, so a reader sees whether lowering got into the time.
+
+On a slice it judges the slice once more with ``--passgate-no-verdict-cache``
+(``without_recording``): nothing then records what each unit executed
+(:mod:`harness.run.deps`). That recorder traces the pass runs and the checks,
+so its cost sits inside the check timers, on both sides of the ratio; the
+difference is what keeping the verdict cache costs a cold run.
 """
 
 from __future__ import annotations
@@ -55,30 +61,59 @@ def _per_1000(count, seconds: float, cpu: float, checks: float):
             "check_s": round(checks * 1000 / count, 1)} if count else None
 
 
+def _judged(ctx: Context, root, report, select: list, extra: list, env: dict, timeout: float):
+    """One cold run of the suite's command: (process result, wall s, sampled tree, CPU s, results.json or None)."""
+    cmd = tox_conformance_command(2, ["-p", "no:cacheprovider", "--passgate-profile=standard",
+                                      f"--passgate-report={report}", *extra, *select, *ctx.conformance_args], root)
+    before = _cpu_of_children()
+    r, seconds, tree = run_sampled(cmd, env, cwd=str(root), timeout=timeout)
+    cpu = _cpu_of_children() - before
+    try:
+        doc = json.loads((report / "results.json").read_text())
+        doc["results"]
+    except (OSError, ValueError, KeyError):
+        doc = None
+    return r, seconds, tree, cpu, doc
+
+
+def _check_seconds(doc: dict) -> float:
+    return sum(float(x.get("duration_s") or 0) for x in doc["results"])
+
+
+def _without_recording(ctx: Context, root, select: list, cpu: float, checks: float) -> dict:
+    """The same slice judged with no verdict cache, so nothing records what each unit executed.
+
+    The recorder (harness.run.deps, cProfile) traces every unit's pass runs and checks, so its cost sits
+    inside the check timers: the difference is what the warm cache costs a cold run.
+    """
+    report = ctx.tmp("suite-overhead-unrecorded")
+    r, seconds, _, cpu_bare, doc = _judged(ctx, root, report, select, ["--passgate-no-verdict-cache"], ctx.env(), 3600)
+    if doc is None:
+        return {"error": f"no results.json (exit {r.returncode}): {r.stderr[-300:]}"}
+    bare = _check_seconds(doc)
+    return {"wall_s": round(seconds, 1), "cpu_s": round(cpu_bare, 1), "check_s": round(bare, 1),
+            "ratio": round(cpu_bare / bare, 3) if bare else None,
+            "recording_cpu_s": round(cpu - cpu_bare, 1), "recording_check_s": round(checks - bare, 1),
+            "recording_share_of_check_s": round((checks - bare) / checks, 3) if checks else None}
+
+
 def figure(ctx: Context) -> dict:
     root = suite_root(ctx)
     report = ctx.tmp("suite-overhead")
     select = _select(ctx)
     whole = not select
-    cmd = tox_conformance_command(2, ["-p", "no:cacheprovider", "--passgate-profile=standard",
-                                      f"--passgate-report={report}", "--passgate-no-incremental", *select,
-                                      *ctx.conformance_args], root)
     if not whole:  # lowered graphs cached before the clock starts: lowering is not the harness's overhead
         warm = tox_conformance_command(2, ["-p", "no:cacheprovider", "--passgate-profile=standard",
                                            f"--passgate-report={ctx.tmp('suite-overhead-warmup')}", *select,
                                            *ctx.conformance_args], root)
         run_sampled(warm, ctx.env(), cwd=str(root))
     log = ctx.tmp("suite-overhead-cache-log") / "events.jsonl"
-    before = _cpu_of_children()
-    r, seconds, tree = run_sampled(cmd, ctx.env(PASSGATE_CACHE_LOG=log), cwd=str(root),
-                                   timeout=4 * 3600 if whole else 3600)
-    cpu = _cpu_of_children() - before
-    try:
-        doc = json.loads((report / "results.json").read_text())
-        results = doc["results"]
-    except (OSError, ValueError, KeyError):
+    r, seconds, tree, cpu, doc = _judged(ctx, root, report, select, ["--passgate-no-incremental"],
+                                         ctx.env(PASSGATE_CACHE_LOG=log), 4 * 3600 if whole else 3600)
+    if doc is None:
         return {"error": f"the suite wrote no results.json (exit {r.returncode}): {r.stdout[-500:]}{r.stderr[-500:]}"}
-    checks = sum(float(x.get("duration_s") or 0) for x in results)
+    results = doc["results"]
+    checks = _check_seconds(doc)
     units = len({(x["pass_name"], x["graph"]) for x in results})
     items = (doc.get("incremental") or {}).get("units")  # the suite's units: one pytest item each
     by_check: Counter = Counter()
@@ -96,6 +131,8 @@ def figure(ctx: Context) -> dict:
             shutil.copytree(report, kept)
         except OSError as exc:
             kept = f"not kept: {exc}"
+    # the slice again without the dependency recorder (an hour more on the whole profile: not there)
+    unrecorded = None if whole else _without_recording(ctx, root, select, cpu, checks)
     return record(value, TARGET, "CPU-s of the suite's process tree / summed check seconds (cold "
                   + ("standard profile)" if whole else "slice)"), "lower",
                   **({"report": str(kept)} if kept else {}),
@@ -111,4 +148,5 @@ def figure(ctx: Context) -> dict:
                   cpu_s_by_level={**cpu_levels, "deeper_or_unsampled": round(cpu - sum(
                       cpu_levels[name] or 0.0 for name in LEVELS), 1)},
                   peak_rss_mib=by_level(tree.by_depth()),
+                  **({"without_recording": unrecorded} if unrecorded is not None else {}),
                   pytest_summary=(r.stdout.strip().splitlines() or [""])[-1])

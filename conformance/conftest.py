@@ -31,7 +31,9 @@ Options: ``--passgate-profile quick|standard|full``, ``--passgate-report DIR``
 (default reports/generated/conformance), ``--passgate-baseline FILE``
 (default reports/baseline.json; ``none`` gates against nothing),
 ``--passgate-progress-every SECONDS`` (default 30), ``--passgate-dots``
-(pytest's own per-item output).
+(pytest's own per-item output), ``--passgate-no-incremental`` (judge every
+unit, still record), ``--passgate-no-verdict-cache`` (judge every unit and
+keep nothing: no recording either).
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ def pytest_addoption(parser):
                     help="known violations (default reports/baseline.json; 'none' for no baseline)")
     group.addoption("--passgate-no-incremental", action="store_true",
                     help="judge every unit: reuse no recorded verdict (the verdict cache is still written)")
+    group.addoption("--passgate-no-verdict-cache", action="store_true",
+                    help="judge every unit and keep no verdict: nothing reused, nothing written, and no recording "
+                         "of what each unit executed (that recording's tracing is part of a cold run's check time)")
     group.addoption("--passgate-changed-since", metavar="GITREF",
                     help="judge only the units whose recorded dependencies include a file changed since GITREF")
     group.addoption("--passgate-affected-by", nargs="+", metavar="FILE",
@@ -78,6 +83,10 @@ def pytest_configure(config):
 
     silence_third_party()
     config._passgate_started = time.time()
+    if config.getoption("--passgate-no-verdict-cache") and (config.getoption("--passgate-changed-since")
+                                                            or config.getoption("--passgate-affected-by")):
+        pytest.exit("passgate: --passgate-no-verdict-cache judges every unit; it cannot select the units a change "
+                    "affects (--passgate-changed-since, --passgate-affected-by)", returncode=2)
     if hasattr(config, "workerinput") or config.getoption("--passgate-dots") or config.option.verbose > 0:
         return  # workers report to the controller; -v and --passgate-dots want pytest's per-item lines
     from conformance.progress import ProgressReporter
@@ -237,9 +246,10 @@ def incremental(config):
             changed = affected.changed_since(config.getoption("--passgate-changed-since"), str(ROOT))
         if config.getoption("--passgate-affected-by"):
             changed = (changed or set()) | affected.normalize(config.getoption("--passgate-affected-by"))
-        config._passgate_incremental = Incremental(VerdictCache(default_cache_root() / "verdicts"),
-                                                   reuse=not config.getoption("--passgate-no-incremental"),
-                                                   changed=changed)
+        no_cache = config.getoption("--passgate-no-verdict-cache")  # with a change selection: refused at configure
+        cache = None if no_cache else VerdictCache(default_cache_root() / "verdicts")
+        config._passgate_incremental = Incremental(cache, reuse=not (no_cache or config.getoption(
+            "--passgate-no-incremental")), changed=changed)
     return config._passgate_incremental
 
 

@@ -262,6 +262,24 @@ def test_the_conformance_suite_reuses_and_selects(setup):
     assert third["incremental"]["not_affected"] == 1 and third["incremental"]["ran"] == 0
     fourth = _conformance(cache, tmp / "c4", "--passgate-no-incremental")
     assert (fourth["incremental"]["ran"], fourth["incremental"]["reused"]) == (1, 0)
+    records = sorted((cache / "verdicts").rglob("*.json"))
+    stamps = [(p, p.stat().st_mtime_ns) for p in records]
+    fifth = _conformance(cache, tmp / "c5", "--passgate-no-verdict-cache")  # judged afresh, nothing kept
+    assert (fifth["incremental"]["ran"], fifth["incremental"]["cache"]) == (1, None)
+    assert _verdicts(fifth) == _verdicts(first)
+    assert sorted((cache / "verdicts").rglob("*.json")) == records and all(p.stat().st_mtime_ns == t for p, t in stamps)
+
+
+def test_no_verdict_cache_with_a_change_selection_is_bad_usage(setup):
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PASSGATE_CACHE_DIR": str(setup["cache"]), "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "conformance", "-q", "-p", "no:cacheprovider",
+                           "--passgate-no-verdict-cache", "--passgate-affected-by", __file__],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "--passgate-no-verdict-cache" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
 
 
 def test_changed_since_reads_git_and_a_bad_ref_is_a_usage_error(setup, capsys):
