@@ -97,13 +97,13 @@ class TreeRSS:
                           "median_mib": round(vals[len(vals) // 2] / 1024, 1)}
         return out
 
-
     def cpu_by_depth(self) -> dict[int, float]:
         """{depth: own CPU seconds of its processes at their last samples}."""
         out: dict[int, float] = {}
         for pid, d in self.depth.items():
             out[d] = out.get(d, 0.0) + self.cpu.get(pid, 0.0)
         return {d: round(v, 1) for d, v in sorted(out.items())}
+
 
 def run_sampled(cmd: list, env: dict, cwd: Optional[str] = None, timeout: float = 3600) -> tuple[
         subprocess.CompletedProcess, float, TreeRSS]:

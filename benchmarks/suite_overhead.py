@@ -70,10 +70,9 @@ def _judged(ctx: Context, root, report, select: list, extra: list, env: dict, ti
     cpu = _cpu_of_children() - before
     try:
         doc = json.loads((report / "results.json").read_text())
-        doc["results"]
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError):
         doc = None
-    return r, seconds, tree, cpu, doc
+    return r, seconds, tree, cpu, doc if isinstance(doc, dict) and "results" in doc else None
 
 
 def _check_seconds(doc: dict) -> float:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from harness.check.fingerprint import of_shared
 from harness.check.loading import from_object
-from harness.check.runner import _shared_fingerprint, check_pass_on_case
+from harness.check.runner import check_pass_on_case
 from harness.core.results import Status
 from harness.graphs.cases import CaseSpec, ModelInputs, load_case
 
@@ -56,14 +57,14 @@ def _batch_dim(case) -> object:
 def test_running_a_result_with_a_baked_symint_leaves_the_shared_case_alone(passgate_cache):
     case = load_case(SPEC)
     assert isinstance(_batch_dim(case), torch.SymInt) and not _batch_dim(case).node.is_constant()
-    before = _shared_fingerprint(case, "edge")
+    before = of_shared(case, "edge")
 
     results = {r.check: r for r in check_pass_on_case(from_object(_bake_batch_symint), case)}
 
     # a kernel refuses a symbolic size: the program cannot run, and that is the pass's verdict
     assert results["runnable"].status is Status.FAIL and "SymInt" in results["runnable"].message
     assert results["input_unchanged"].status is Status.PASS, results["input_unchanged"].message
-    assert _shared_fingerprint(case, "edge") == before
+    assert of_shared(case, "edge") == before
     assert not _batch_dim(case).node.is_constant()  # the batch symbol is still a symbol
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 import torch.fx
 
-__all__ = ["tensor_digest", "canonical", "exact", "first_difference"]
+__all__ = ["tensor_digest", "canonical", "exact", "of_shared", "first_difference"]
 
 
 def tensor_digest(t: torch.Tensor) -> str:
@@ -103,6 +103,12 @@ def exact(gm: torch.fx.GraphModule, ep=None) -> str:
         parts.append(_state(ep))
         parts.append(repr(ep.graph_signature))
     return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def of_shared(case, stage: str) -> str:
+    """:func:`exact` of the program ``case`` shares at ``stage`` (what ``input_unchanged`` and the spares' seal compare)."""
+    ep = case.shared(stage)
+    return exact(ep.graph_module, ep)
 
 
 def first_difference(a: tuple, b: tuple) -> str:

@@ -88,16 +88,11 @@ def _reference(program, draws: list) -> _Reference:
     return _Reference(draws, outs)
 
 
-def _shared_fingerprint(case: GraphCase, stage: str) -> str:
-    ep = case.shared(stage)
-    return fingerprint.exact(ep.graph_module, ep)
-
-
 def _recorded_fingerprint(case: GraphCase, stage: str) -> str:
     """The shared case's fingerprint as first seen in this process: what ``input_unchanged`` compares against."""
     key = (id(case), stage)
     if key not in MEMOS.fingerprints:
-        MEMOS.fingerprints[key] = _shared_fingerprint(case, stage)
+        MEMOS.fingerprints[key] = fingerprint.of_shared(case, stage)
     return MEMOS.fingerprints[key]
 
 
@@ -363,7 +358,7 @@ def _numerics(res, ref: _Reference, sample_run, semantics: str) -> verifiers.Ver
 
 
 def _input_unchanged(run: PassRun, handed, handed_fp: str, case: GraphCase, stage: str) -> verifiers.Verdict:
-    if _shared_fingerprint(case, stage) != _recorded_fingerprint(case, stage):
+    if fingerprint.of_shared(case, stage) != _recorded_fingerprint(case, stage):
         return verifiers.Verdict(Status.FAIL, "the pass changed the shared graph case it was never handed")
     if run.returned_input:
         return verifiers.Verdict(Status.PASS, "the pass edits in place and returned what it was handed")

@@ -48,11 +48,6 @@ class _Stock:
 _STOCKS: dict = {}  # (id(case), stage) -> _Stock
 
 
-def _shared_fingerprint(case, stage: str) -> str:
-    shared = case.shared(stage)
-    return fingerprint.exact(shared.graph_module, shared)
-
-
 def _stock_of(case, stage: str):
     entry = _STOCKS.get((id(case), stage))
     if entry is not None and entry.case() is not case:  # another case that got a dead one's id
@@ -72,7 +67,7 @@ def stock(case, stage: str, copies: int = COPIES) -> int:
     entry = _stock_of(case, stage)
     try:
         if entry is None:
-            entry = _Stock(weakref.ref(case), _shared_fingerprint(case, stage))
+            entry = _Stock(weakref.ref(case), fingerprint.of_shared(case, stage))
             key = (id(case), stage)
             _STOCKS[key] = entry
             weakref.finalize(case, _STOCKS.pop, key, None)
@@ -91,7 +86,7 @@ def take(case, stage: str):
     entry = _stock_of(case, stage)
     if entry is None or not entry.copies:
         return None
-    if _shared_fingerprint(case, stage) != entry.seal:
+    if fingerprint.of_shared(case, stage) != entry.seal:
         _STOCKS.pop((id(case), stage), None)  # the shared case changed: its spares are not copies of it any more
         return None
     return entry.copies.pop()
@@ -109,10 +104,7 @@ def count(case, stage: str) -> int:
     return len(entry.copies) if entry is not None else 0
 
 
-def drop(case=None) -> None:
-    """Forget the spares of ``case`` (None: of every case)."""
-    if case is None:
-        _STOCKS.clear()
-        return
+def drop(case) -> None:
+    """Forget the spares of ``case``."""
     for key in [k for k in _STOCKS if k[0] == id(case)]:
         del _STOCKS[key]
