@@ -25,9 +25,16 @@ def unit_id(unit) -> str:
     return f"{unit.kind}:{unit.name}-{unit.graph}"
 
 
+_NO_BRACKETS = str.maketrans("[]", "()")
+
+
 def group_of(unit) -> str:
-    """The xdist group of ``unit``: a pass's units on all its graphs run together (one worker pool per pass)."""
-    return f"{unit.kind}:{unit.name}" if unit.batched else unit.key
+    """The xdist group of ``unit``: a pass's units on all its graphs run together (one worker pool per pass).
+
+    Written without square brackets (``entry:P(config)`` for the entry ``P[config]``): xdist's loadgroup reads a
+    group only after the node id's last ``]``, so a group ending in one named no group, each item of a configured
+    entry was scheduled alone, and both workers judged the whole entry."""
+    return (f"{unit.kind}:{unit.name}" if unit.batched else unit.key).translate(_NO_BRACKETS)
 
 
 def shared_tiers(units: list, outlooks: dict) -> tuple:

@@ -200,3 +200,23 @@ def test_an_items_id_is_read_whole_when_its_xdist_group_holds_brackets():
         == "entry:q.R[annotation]-g"
     assert param_id("conformance/test_conformance.py::test_unit[pipeline:x-g]@pipeline:x@g") == "pipeline:x-g"
     assert param_id("conformance/test_conformance.py::test_unit[entry:p[c]-g]") == "entry:p[c]-g"
+
+
+def test_a_configured_entrys_items_form_one_xdist_group_so_one_worker_judges_the_entry():
+    """xdist's loadgroup reads an item's group only after the node id's last ``]``: a group written
+    ``entry:P[config]`` was no group, the entry's items were scheduled one by one, and both workers judged the
+    whole entry. Asked of xdist's own scheduler, not of a copy of its rule."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from xdist.scheduler.loadgroup import LoadGroupScheduling
+
+    from conformance.ordering import group_of
+    from harness.run.plan import EntryUnit
+
+    scope = LoadGroupScheduling._split_scope
+    groups = set()
+    for graph in ("mlp", "unet_q8"):
+        unit = EntryUnit("qualcomm.AnnotateQuantAttrs[skip_advanced_requant]", graph)
+        nodeid = f"conformance/test_conformance.py::test_unit[entry:{unit.name}-{graph}]@{group_of(unit)}"
+        groups.add(scope(None, nodeid))
+    assert groups == {"entry:qualcomm.AnnotateQuantAttrs(skip_advanced_requant)"}
+    assert group_of(EntryUnit("exir.RemoveNoopPass", "mlp")) == "entry:exir.RemoveNoopPass"
