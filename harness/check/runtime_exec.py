@@ -4,7 +4,8 @@ The runtime is native code: a kernel that aborts or crashes takes the
 process with it. Every runtime execution of the runtime checks therefore
 happens in a forked child of the judging process (itself a forked worker
 under ``passgate run`` and ``passgate check``), so an abort is a
-``runtime_runs`` verdict instead of a dead run. The child loads the program
+``runtime_runs`` verdict instead of a dead run, with the last lines the
+runtime wrote before it died. The child loads the program
 from its bytes, runs ``forward`` ``calls`` times on one loaded module (a
 mutated buffer lives in the module between calls, as on a device), and
 sends back each call's outputs, or, when a kernel fails a call, the
@@ -21,7 +22,6 @@ messages and the same wording of how a child died.
 
 from __future__ import annotations
 
-import io
 import os
 import pickle
 import re
@@ -111,24 +111,16 @@ class _Log:
 
 @contextmanager
 def _runtime_log() -> Iterator[_Log]:
-    """What the runtime logs while the block runs, passed on afterwards. The bindings hand ET_LOG's lines to
-    ``sys.stderr`` (a test runner's capture, in a test) and native code writes to fd 2: both are read. Used in
-    the forked child only: the fd table it swaps is the child's."""
+    """What the runtime logs while the block runs. Used in :func:`in_child`'s child, whose fd 2 and
+    ``sys.stderr`` (where the bindings hand ET_LOG's lines) are the file the parent reads once the child is
+    over: the log is read back from there, so what the runtime wrote before an abort reaches the parent too."""
     sys.stderr.flush()
-    log, saved, python_err = _Log(), os.dup(2), sys.stderr
-    sys.stderr = io.StringIO()
-    with tempfile.TemporaryFile() as f:
-        os.dup2(f.fileno(), 2)
-        try:
-            yield log
-        finally:
-            told, sys.stderr = sys.stderr.getvalue(), python_err
-            os.dup2(saved, 2)
-            os.close(saved)
-            f.seek(0)
-            native = f.read().decode(errors="replace")
-            log.text = native + told
-            sys.stderr.write(log.text)
+    start, log = os.lseek(2, 0, os.SEEK_END), _Log()
+    try:
+        yield log
+    finally:
+        sys.stderr.flush()
+        log.text = os.pread(2, os.lseek(2, 0, os.SEEK_END) - start, start).decode(errors="replace")
 
 
 def _intermediates(module) -> list:
@@ -165,18 +157,39 @@ class ChildDied(Exception):
 def in_child(fn: Callable[[], Any], timeout: float) -> Any:
     """``fn()`` in a forked child; raises ChildDied when it dies or runs out of time.
 
+    The child's fd 2 is a file this process reads when the child is over, dead or not: a runtime that
+    aborts says why on its way out (an ``ET_CHECK``'s message), and that goes into ChildDied's message
+    instead of being lost with the child; what it wrote is passed on to this process's stderr as before.
     ``os.fork`` rather than :mod:`multiprocessing`: the isolation pool's workers are daemonic processes, which
     multiprocessing forbids to have children."""
+    read_fd, write_fd = os.pipe()
+    parent = os.getpid()
+    with tempfile.TemporaryFile() as said:
+        pid = os.fork()
+        if pid == 0:  # the child
+            os.close(read_fd)
+            _child_main(write_fd, fn, parent, said.fileno())
+        os.close(write_fd)
+        try:
+            chunks, status = _collect(pid, read_fd, timeout)
+        finally:
+            said.seek(0)
+            text = said.read().decode(errors="replace")
+            if text:
+                sys.stderr.write(text)
+    if not chunks:
+        raise ChildDied(f"died: {_describe(os.waitstatus_to_exitcode(status))}{_last_words(text)}")
+    kind, value = pickle.loads(b"".join(chunks))
+    if kind == "raised":
+        raise value
+    return value
+
+
+def _collect(pid: int, read_fd: int, timeout: float) -> tuple[list, int]:
+    """What the child sent through ``read_fd`` and its wait status; the child is killed past ``timeout``."""
     import select
     import time
 
-    read_fd, write_fd = os.pipe()
-    parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:  # the child
-        os.close(read_fd)
-        _child_main(write_fd, fn, parent)
-    os.close(write_fd)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
     try:
@@ -192,12 +205,14 @@ def in_child(fn: Callable[[], Any], timeout: float) -> Any:
     finally:
         os.close(read_fd)
         _, status = os.waitpid(pid, 0)
-    if not chunks:
-        raise ChildDied(f"died: {_describe(os.waitstatus_to_exitcode(status))}")
-    kind, value = pickle.loads(b"".join(chunks))
-    if kind == "raised":
-        raise value
-    return value
+    return chunks, status
+
+
+def _last_words(text: str, limit: int = 400) -> str:
+    """The last line a dead child wrote to stderr, for its message ("" when it wrote nothing): an aborting
+    runtime's reason is the last thing it logs, after start-up lines (cpuinfo's) that say nothing of it."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"; it last wrote: {lines[-1][:limit]}" if lines else ""
 
 
 def _describe(exitcode: Optional[int]) -> str:
@@ -210,9 +225,17 @@ def _describe(exitcode: Optional[int]) -> str:
     return f"exited with status {exitcode}"
 
 
-def _child_main(write_fd: int, fn: Callable[[], Any], parent_pid: int) -> None:
+def _child_main(write_fd: int, fn: Callable[[], Any], parent_pid: int, said_fd: int) -> None:
     code = 0
     try:
+        import faulthandler
+
+        # the parent says how the child died; a Python stack dumped to the terminal (pytest enables faulthandler
+        # on a copy of stderr) would only show _run_here
+        faulthandler.disable()
+        sys.stderr.flush()
+        os.dup2(said_fd, 2)
+        sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")  # not a runner's capture
         try:
             import ctypes
 
