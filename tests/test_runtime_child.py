@@ -9,6 +9,7 @@ not printed: it would only show the child's own frames.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -47,8 +48,6 @@ def test_the_runtime_log_reads_python_and_native_lines_in_the_order_written():
     def logs():
         with _runtime_log() as log:
             sys.stderr.write("first, through sys.stderr\n")
-            import os
-
             os.write(2, b"second, from native code\n")
         return log.text
 
@@ -57,8 +56,6 @@ def test_the_runtime_log_reads_python_and_native_lines_in_the_order_written():
 
 
 def test_a_child_that_ends_in_silence_says_only_how_it_died():
-    import os
-
     with pytest.raises(ChildDied) as got:
         in_child(lambda: os._exit(3), 60)
     assert str(got.value) == "died: exited with status 3"
